@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+from django.core import checks
+
+
+class DjangoWorkflowConfig(AppConfig):
+    name = "django_workflow"
+    verbose_name = "Workflow"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from .checks import check_workflows
+
+        checks.register(check_workflows, "django_workflow")

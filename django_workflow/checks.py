@@ -1,0 +1,535 @@
+"""The verifiers: ``manage.py check`` rejects declarations that cannot work.
+
+One function per rule family; each returns ``CheckMessage``s naming the
+model, the step and the entity, with a hint. The IDs are listed in
+``docs/checks.md`` and never reused.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from croniter import croniter
+from django.apps import apps
+from django.core import checks
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.db.models import Q
+
+from .compiled import OPTIONS, STATE_ENTERED_AT, CompiledWorkflow
+from .declaration import Retry, Route, Step, Transition, Undo
+from .durations import InvalidDuration, parse_duration
+from .generation import STATE_MAX_LENGTH, is_generated
+
+Messages = Iterator[checks.CheckMessage]
+SCHEDULERS = ("polling", "precise")
+
+
+def check_workflows(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    messages: list[checks.CheckMessage] = []
+    for model in _workflow_models(app_configs):
+        messages.extend(check_model(model))
+    return messages
+
+
+def check_model(model: Any) -> list[checks.CheckMessage]:
+    """Every message for one workflow model."""
+    error = model.__dict__.get("_workflow_import_error")
+    if error is not None:
+        return [_error(model, f"the declaration could not be read: {error!r}.", "", "E002")]
+    workflow = model.workflow
+    if workflow is None:
+        return [
+            _error(
+                model,
+                "subclasses WorkflowModel but declares no inner `class Workflow:`.",
+                "Declare the steps in an inner `class Workflow:`, or make the model abstract.",
+                "E002",
+            )
+        ]
+    messages: list[checks.CheckMessage] = []
+    for rule in RULES:
+        messages.extend(rule(model, workflow))
+    return messages
+
+
+def _workflow_models(app_configs: Any) -> Iterator[Any]:
+    from .models import WorkflowModel
+
+    configs = app_configs or apps.get_app_configs()
+    for config in configs:
+        for model in config.get_models():
+            if issubclass(model, WorkflowModel) and not model._meta.proxy:
+                yield model
+
+
+def _error(model: Any, message: str, hint: str, code: str) -> checks.Error:
+    return checks.Error(
+        f"{model._meta.label}: {message}", hint=hint or None, obj=model, id=f"django_workflow.{code}"
+    )
+
+
+def _where(step: str, entity: str = "") -> str:
+    return f"step {step!r}" + (f", {entity}" if entity else "")
+
+
+# Options --------------------------------------------------------------------
+
+
+def check_options(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for name in workflow.unknown_options:
+        yield _error(
+            model,
+            f"`Workflow.{name}` is not a workflow option.",
+            f"Valid options are: {', '.join(OPTIONS)}. Steps are declared as `name = Step(...)`.",
+            "E001",
+        )
+    yield from _check_option_types(model, workflow)
+    if not croniter.is_valid(str(workflow.check_interval)):
+        yield _error(
+            model,
+            f"check_interval {workflow.check_interval!r} is not a valid cron expression.",
+            'Write five cron fields, e.g. "* * * * *" (every minute) or "0 * * * *" (hourly).',
+            "E023",
+        )
+    yield from _check_time_zone(model, workflow)
+    if workflow.undo is not None and workflow.log is not True:
+        yield _error(
+            model,
+            "`undo` is set but `log` is not: undo reads the transition log.",
+            "Set `log = True` in the Workflow, or remove `undo`.",
+            "E025",
+        )
+    if isinstance(workflow.undo, Undo) and workflow.undo.within is not None:
+        yield from _check_duration(model, "undo within", workflow.undo.within)
+
+
+def _check_option_types(model: Any, workflow: CompiledWorkflow) -> Messages:
+    expected: dict[str, tuple[Callable[[Any], bool], str]] = {
+        "state_attribute": (lambda v: isinstance(v, str) and v.isidentifier(), "an identifier"),
+        "queue": (lambda v: isinstance(v, str) and bool(v), "a non-empty string"),
+        "scheduler": (lambda v: v in SCHEDULERS, "'polling' or 'precise'"),
+        "log": (lambda v: isinstance(v, bool), "True or False"),
+        "undo": (lambda v: v is None or isinstance(v, Undo), "an Undo(...)"),
+        "policies": (lambda v: isinstance(v, dict), "a dict of transition name to policy"),
+        "calculations": (lambda v: isinstance(v, dict), "a dict of name to expression"),
+        "time_zone_field": (lambda v: v is None or isinstance(v, str), "a field name"),
+    }
+    for name, (valid, description) in expected.items():
+        value = getattr(workflow, name)
+        if not valid(value):
+            yield _error(
+                model,
+                f"`Workflow.{name}` is {value!r}; it must be {description}.",
+                f"Fix `{name}` in the Workflow declaration.",
+                "E027",
+            )
+    if workflow.state_attribute == STATE_ENTERED_AT:
+        yield _error(
+            model,
+            f"state_attribute cannot be {STATE_ENTERED_AT!r}: that name holds the entry time.",
+            "Choose another name, such as 'status'.",
+            "E027",
+        )
+
+
+def _check_time_zone(model: Any, workflow: CompiledWorkflow) -> Messages:
+    try:
+        zoneinfo.ZoneInfo(str(workflow.time_zone))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        yield _error(
+            model,
+            f"time_zone {workflow.time_zone!r} is not a known IANA time zone.",
+            "Use a name such as 'UTC' or 'Europe/Zagreb'.",
+            "E024",
+        )
+    field_name = workflow.time_zone_field
+    if isinstance(field_name, str) and _field(model, field_name) is None:
+        yield _error(
+            model,
+            f"time_zone_field {field_name!r} is not a field of the model.",
+            "Name a CharField holding an IANA time zone name per record.",
+            "E024",
+        )
+
+
+def check_state_field(model: Any, workflow: CompiledWorkflow) -> Messages:
+    attribute = workflow.state_attribute
+    if not isinstance(attribute, str):
+        return
+    field = _field(model, attribute)
+    if field is not None and not isinstance(field, models.CharField):
+        yield _error(
+            model,
+            f"the state field {attribute!r} is a {type(field).__name__}, not a CharField.",
+            "Remove the field so it is generated, or set `state_attribute` to another name.",
+            "E028",
+        )
+    entered_at = _field(model, STATE_ENTERED_AT)
+    if entered_at is not None and not isinstance(entered_at, models.DateTimeField):
+        yield _error(
+            model,
+            f"{STATE_ENTERED_AT!r} is a {type(entered_at).__name__}, not a DateTimeField.",
+            "Remove the field so it is generated, or make it a DateTimeField.",
+            "E028",
+        )
+
+
+# Steps ----------------------------------------------------------------------
+
+
+def check_steps(model: Any, workflow: CompiledWorkflow) -> Messages:
+    steps = workflow.steps
+    if not any(not step.is_terminal for step in steps.values()):
+        yield _error(
+            model,
+            "the workflow has no non-terminal step, so no record could ever move.",
+            "Declare at least one step with transitions, an action or timeouts.",
+            "E003",
+        )
+    initial = [name for name, step in steps.items() if step.initial is True]
+    if len(initial) > 1:
+        yield _error(
+            model,
+            f"several steps are marked initial: {', '.join(initial)}.",
+            "Mark exactly one step with initial=True.",
+            "E004",
+        )
+    for name in initial:
+        if steps[name].is_terminal:
+            yield _error(
+                model,
+                f"{_where(name)} is marked initial but is terminal.",
+                "A record would start where it can never leave; mark another step initial.",
+                "E005",
+            )
+    for name, step in steps.items():
+        for rule in STEP_RULES:
+            yield from rule(model, workflow, name, step)
+
+
+def _check_step_names(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
+    if len(name) > STATE_MAX_LENGTH or name.startswith("_"):
+        yield _error(
+            model,
+            f"{_where(name)}: a step name must not start with '_' and must fit "
+            f"{STATE_MAX_LENGTH} characters.",
+            "Rename the step.",
+            "E029",
+        )
+
+
+def _check_terminal(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
+    if step.terminal is True and (step.children or step.action or step.on_success or step.on_error):
+        yield _error(
+            model,
+            f"{_where(name)} is terminal=True but declares ways out.",
+            "Remove its transitions, action, on_success and on_error, or drop terminal=True.",
+            "E006",
+        )
+
+
+def _check_kind(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
+    if step.transitions and (step.action or step.on_success or step.on_error):
+        yield _error(
+            model,
+            f"{_where(name)} has transitions and also action/on_success/on_error.",
+            "A manual step waits for a person; move the action to an automatic step of its own.",
+            "E007",
+        )
+    elif step.action and step.on_success is None:
+        yield _error(
+            model,
+            f"{_where(name)} is automatic (action={step.action!r}) but has no on_success.",
+            "Set on_success to a step name or a list of Route(...).",
+            "E008",
+        )
+    elif step.action is None and (step.on_success is not None or step.on_error is not None):
+        yield _error(
+            model,
+            f"{_where(name)} has on_success/on_error but no action.",
+            "Name the model method to run with action='method_name'.",
+            "E008",
+        )
+
+
+def _check_children(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
+    for child in step.children:
+        if not isinstance(child, Transition):
+            yield _error(
+                model,
+                f"{_where(name)}: {child!r} is not a Transition.",
+                "A step's positional arguments are Transition(...) declarations.",
+                "E019",
+            )
+    if step.retry is not None and not isinstance(step.retry, Retry):
+        yield _error(
+            model, f"{_where(name)}: retry={step.retry!r} is not a Retry.", "", "E019"
+        )
+    for label, routes in (("on_success", step.routes),):
+        yield from _check_routes(model, name, label, routes)
+    seen: set[Any] = set()
+    for transition in step.transitions:
+        if transition.name in seen:
+            yield _error(
+                model,
+                f"{_where(name)} declares transition {transition.name!r} twice.",
+                "Give each transition of a step its own name.",
+                "E015",
+            )
+        seen.add(transition.name)
+
+
+def _check_routes(model: Any, step: str, entity: str, routes: tuple[Any, ...]) -> Messages:
+    for route in routes:
+        if not isinstance(route, Route):
+            yield _error(
+                model, f"{_where(step, entity)}: {route!r} is not a Route.", "", "E019"
+            )
+        elif route.when is not None and not (isinstance(route.when, Q) or callable(route.when)):
+            yield _error(
+                model,
+                f"{_where(step, entity)}: Route({route.to!r}) has when={route.when!r}.",
+                "`when` is a Q object or a callable taking the record.",
+                "E019",
+            )
+    unconditional = [i for i, r in enumerate(routes) if isinstance(r, Route) and r.when is None]
+    if len(unconditional) > 1 or (unconditional and unconditional[0] != len(routes) - 1):
+        yield _error(
+            model,
+            f"{_where(step, entity)}: an unconditional Route must be the only one and come last.",
+            "Routes are tried in order; routes after an unconditional one can never match.",
+            "E009",
+        )
+
+
+def _check_automatic(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
+    if step.action is not None and not callable(getattr(model, str(step.action), None)):
+        yield _error(
+            model,
+            f"{_where(name)}: action {step.action!r} is not a method of the model.",
+            f"Define `def {step.action}(self):` on {model.__name__}.",
+            "E016",
+        )
+    routes = step.routes
+    if step.action and routes and step.on_error is None:
+        if all(isinstance(r, Route) and r.when is not None for r in routes):
+            yield _error(
+                model,
+                f"{_where(name)}: every on_success route is conditional and there is no "
+                "on_error, so a record no route matches has no way out.",
+                "Add an unconditional Route last, or set on_error.",
+                "E010",
+            )
+    if step.retry is not None and step.action is None:
+        yield _error(
+            model,
+            f"{_where(name)} declares retry but runs no action.",
+            "Remove retry, or make the step automatic with action=...",
+            "E022",
+        )
+    if isinstance(step.retry, Retry):
+        yield from _check_retry(model, name, step.retry)
+    if step.time_limit is not None:
+        if step.action is None:
+            yield _error(
+                model,
+                f"{_where(name)} declares time_limit but runs no action.",
+                "Remove time_limit.",
+                "E022",
+            )
+        yield from _check_duration(model, f"{_where(name)} time_limit", step.time_limit)
+
+
+def _check_retry(model: Any, name: str, retry: Retry) -> Messages:
+    attempts = retry.max_attempts
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
+        yield _error(
+            model,
+            f"{_where(name)}: Retry max_attempts={attempts!r} must be a whole number of at least 1.",
+            "max_attempts counts the first try too.",
+            "E026",
+        )
+    if retry.backoff != "exponential":
+        yield from _check_duration(model, f"{_where(name)} retry backoff", retry.backoff)
+
+
+def _check_duration(model: Any, where: str, value: Any) -> Messages:
+    try:
+        parse_duration(value)
+    except InvalidDuration as error:
+        yield _error(model, f"{where}: {error}", "", "E026")
+
+
+def _check_transitions(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
+    for transition in step.transitions:
+        where = _where(name, f"transition {transition.name!r}")
+        if (transition.to is None) == (not transition.routes):
+            yield _error(
+                model,
+                f"{where} must have exactly one of `to` or routes.",
+                "Write Transition('name', to='step') or Transition('name', Route(...), ...).",
+                "E014",
+            )
+        yield from _check_routes(model, name, f"transition {transition.name!r}", transition.routes)
+        for accepted in transition.accept:
+            if not isinstance(accepted, str) or _field(model, accepted) is None:
+                yield _error(
+                    model,
+                    f"{where} accepts {accepted!r}, which is not a field of the model.",
+                    "List field names in accept=[...].",
+                    "E020",
+                )
+            elif accepted in (workflow.state_attribute, STATE_ENTERED_AT):
+                yield _error(
+                    model,
+                    f"{where} accepts {accepted!r}, which the workflow itself writes.",
+                    "Remove it from accept=[...].",
+                    "E020",
+                )
+        if transition.undoable is True and workflow.log is not True:
+            yield _error(
+                model,
+                f"{where} is undoable but the workflow has no log.",
+                "Set `log = True` in the Workflow: undo reads the transition log.",
+                "E025",
+            )
+
+
+STEP_RULES = (
+    _check_step_names,
+    _check_terminal,
+    _check_kind,
+    _check_children,
+    _check_automatic,
+    _check_transitions,
+)
+
+
+# Names and the graph --------------------------------------------------------
+
+
+def check_references(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for name, step in workflow.steps.items():
+        for entity, target in _targets(step):
+            if target not in workflow.steps:
+                yield _error(
+                    model,
+                    f"{_where(name, entity)} names step {target!r}, which is not declared.",
+                    f"Declared steps: {', '.join(workflow.steps)}.",
+                    "E012",
+                )
+
+
+def check_reachable(model: Any, workflow: CompiledWorkflow) -> Messages:
+    start = workflow.initial_step
+    if start is None:
+        return
+    reached, frontier = {start}, [start]
+    while frontier:
+        step = workflow.steps[frontier.pop()]
+        for _entity, target in _targets(step):
+            if target in workflow.steps and target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    for name in workflow.steps:
+        if name not in reached:
+            yield _error(
+                model,
+                f"{_where(name)} cannot be reached from the initial step {start!r}.",
+                "Route a transition, on_success or on_error to it, or remove it.",
+                "E013",
+            )
+
+
+def _targets(step: Step) -> Iterator[tuple[str, Any]]:
+    for transition in step.transitions:
+        for target in transition.targets:
+            yield f"transition {transition.name!r}", target
+    for route in step.routes:
+        yield "on_success", getattr(route, "to", route)
+    if step.on_error is not None:
+        yield "on_error", step.on_error
+
+
+def check_method_names(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for name in workflow.transition_names:
+        attribute = getattr(model, name, None) if name.isidentifier() else None
+        if not name.isidentifier() or (attribute is not None and not is_generated(attribute)):
+            yield _error(
+                model,
+                f"transition {name!r} cannot become the method `{model.__name__}.{name}`: "
+                "the model already has that attribute, or it is not an identifier.",
+                "Rename the transition or the model attribute.",
+                "E017",
+            )
+    for transition in _all_transitions(workflow):
+        if not isinstance(transition.name, str):
+            yield _error(
+                model, f"transition name {transition.name!r} is not a string.", "", "E017"
+            )
+
+
+def _all_transitions(workflow: CompiledWorkflow) -> Iterator[Transition]:
+    for step in workflow.steps.values():
+        yield from step.transitions
+
+
+# Policies -------------------------------------------------------------------
+
+
+def check_policies(model: Any, workflow: CompiledWorkflow) -> Messages:
+    policies = workflow.policies if isinstance(workflow.policies, dict) else {}
+    names = set(workflow.transition_names)
+    for name, policy in policies.items():
+        if name not in names:
+            yield _error(
+                model,
+                f"Workflow.policies names {name!r}, which no step declares as a transition.",
+                f"Transitions: {', '.join(sorted(names)) or 'none'}.",
+                "E021",
+            )
+        if not callable(policy):
+            yield _error(model, f"Workflow.policies[{name!r}] is not callable.", "", "E021")
+    for step_name, step in workflow.steps.items():
+        if step.policy is not None and not callable(step.policy):
+            yield _error(
+                model,
+                f"{_where(step_name)}: policy {step.policy!r} is not callable.",
+                "A policy is a callable (actor, record, transition_name) -> bool.",
+                "E021",
+            )
+    by_name: dict[str, list[tuple[str, Any]]] = {}
+    for step_name, step in workflow.steps.items():
+        for transition in step.transitions:
+            if isinstance(transition.name, str) and transition.name not in policies:
+                by_name.setdefault(transition.name, []).append((step_name, step.policy))
+    for name, found in by_name.items():
+        if any(policy != found[0][1] for _step, policy in found):
+            yield _error(
+                model,
+                f"transition {name!r} is shared by steps {', '.join(s for s, _ in found)} "
+                "whose policies differ.",
+                f"Give the steps one policy, or set Workflow.policies = {{{name!r}: ...}}.",
+                "E018",
+            )
+
+
+def _field(model: Any, name: str) -> models.Field | None:
+    try:
+        return model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+
+
+RULES = (
+    check_options,
+    check_state_field,
+    check_steps,
+    check_references,
+    check_reachable,
+    check_method_names,
+    check_policies,
+)

@@ -1,0 +1,94 @@
+"""The compiled workflow: the inner ``class Workflow:`` read once per model.
+
+Reading never raises. Whatever cannot be understood is kept as written (or
+listed in ``unknown_options``) for the checks to report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .declaration import Step, Transition
+
+#: Every option ``class Workflow:`` accepts, with its default.
+OPTIONS: dict[str, Any] = {
+    "state_attribute": "state",
+    "check_interval": "* * * * *",
+    "queue": "workflow",
+    "scheduler": "polling",
+    "log": False,
+    "undo": None,
+    "policies": {},
+    "calculations": {},
+    "time_zone": "UTC",
+    "time_zone_field": None,
+    "holidays": None,
+}
+
+STATE_ENTERED_AT = "state_entered_at"
+
+
+@dataclass
+class CompiledWorkflow:
+    model: Any
+    steps: dict[str, Step]
+    options: dict[str, Any]
+    unknown_options: list[str] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        options = self.__dict__.get("options", {})
+        if name in options:
+            return options[name]
+        raise AttributeError(name)
+
+    @property
+    def initial_step(self) -> str | None:
+        marked = [name for name, step in self.steps.items() if step.initial is True]
+        if marked:
+            return marked[0]
+        return next((name for name, step in self.steps.items() if not step.is_terminal), None)
+
+    @property
+    def transition_names(self) -> list[str]:
+        """Every transition name, in declaration order, each once."""
+        names: dict[str, None] = {}
+        for step in self.steps.values():
+            for transition in step.transitions:
+                if isinstance(transition.name, str):
+                    names.setdefault(transition.name, None)
+        return list(names)
+
+    def transition(self, step_name: str, name: str) -> Transition | None:
+        """The transition ``name`` offered by a manual step, or ``None``."""
+        step = self.steps.get(step_name)
+        if step is None or not step.is_manual:
+            return None
+        return next((t for t in step.transitions if t.name == name), None)
+
+    def policy_for(self, step_name: str, name: str) -> Any:
+        """The policy guarding ``name`` in ``step_name``: ``Workflow.policies`` wins."""
+        policies = self.policies if isinstance(self.policies, dict) else {}
+        if name in policies:
+            return policies[name]
+        return self.steps[step_name].policy
+
+    def choices(self) -> list[tuple[str, str]]:
+        return [(name, name.replace("_", " ").capitalize()) for name in self.steps]
+
+
+def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:
+    """Read an inner ``Workflow`` class: steps in declaration order, then options."""
+    steps: dict[str, Step] = {}
+    options = dict(OPTIONS)
+    unknown: list[str] = []
+    for name, value in vars(declaration).items():
+        if name.startswith("__"):
+            continue
+        if isinstance(value, Step):
+            steps[name] = value
+        elif name in OPTIONS:
+            options[name] = value
+        else:
+            unknown.append(name)
+    return CompiledWorkflow(model=model, steps=steps, options=options, unknown_options=unknown)

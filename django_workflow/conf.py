@@ -1,0 +1,39 @@
+"""The ``DJANGO_WORKFLOW`` setting, read lazily with defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+
+DEFAULTS: dict[str, Any] = {
+    # Queue automatic steps through django-q2 as records enter them.
+    "ENQUEUE_AUTOMATIC_STEPS": True,
+}
+
+
+class WorkflowSettings:
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Unknown DJANGO_WORKFLOW setting {name!r}.")
+        if self._cache is None:
+            self._cache = {**DEFAULTS, **getattr(settings, "DJANGO_WORKFLOW", {})}
+        return self._cache[name]
+
+    def reload(self) -> None:
+        self._cache = None
+
+
+workflow_settings = WorkflowSettings()
+
+
+def _reload(*, setting: str, **kwargs: Any) -> None:
+    if setting == "DJANGO_WORKFLOW":
+        workflow_settings.reload()
+
+
+setting_changed.connect(_reload)

@@ -1,0 +1,163 @@
+"""What a user can declare inside ``class Workflow:``.
+
+Plain data, no Django imports. Constructors never raise: a malformed
+declaration is stored as written and reported by ``manage.py check``, so a
+typo cannot crash Django start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+Duration = timedelta | tuple[int, str] | str
+Policy = Callable[[Any, Any, str], bool]
+
+
+@dataclass(frozen=True)
+class Route:
+    """Go to ``to`` when ``when`` (a ``Q`` or a ``(record) -> bool`` callable) holds."""
+
+    to: str
+    when: Any = None
+
+    @property
+    def is_conditional(self) -> bool:
+        return self.when is not None
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How often an automatic step's action is tried, and how long between tries."""
+
+    max_attempts: int = 1
+    backoff: Duration = "exponential"
+
+
+@dataclass(frozen=True)
+class Undo:
+    """Opt-in undo of ``undoable=True`` transitions (needs ``log = True``)."""
+
+    within: Duration | None = None
+    same_actor: bool = False
+    policy: Policy | None = None
+
+
+@dataclass(frozen=True, init=False)
+class Transition:
+    """A named way out of a manual step: ``to`` a step, or through ordered routes."""
+
+    name: str
+    routes: tuple[Any, ...]
+    to: str | None
+    accept: tuple[str, ...]
+    undoable: bool
+
+    def __init__(
+        self,
+        name: str,
+        *routes: Route,
+        to: str | None = None,
+        accept: Any = (),
+        undoable: bool = False,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "routes", routes)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "accept", _as_tuple(accept))
+        object.__setattr__(self, "undoable", undoable)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        if self.routes:
+            return tuple(getattr(route, "to", None) for route in self.routes)
+        return (self.to,) if self.to is not None else ()
+
+
+@dataclass(frozen=True, init=False)
+class Step:
+    """A state a record can be in: automatic, manual, wait or terminal."""
+
+    children: tuple[Any, ...]
+    action: str | None
+    on_success: Any
+    on_error: str | None
+    terminal: bool
+    initial: bool
+    policy: Policy | None
+    retry: Retry | None
+    time_limit: Duration | None
+
+    def __init__(
+        self,
+        *children: Any,
+        action: str | None = None,
+        on_success: Any = None,
+        on_error: str | None = None,
+        terminal: bool = False,
+        initial: bool = False,
+        policy: Policy | None = None,
+        retry: Retry | None = None,
+        time_limit: Duration | None = None,
+    ) -> None:
+        values = dict(
+            children=children,
+            action=action,
+            on_success=on_success,
+            on_error=on_error,
+            terminal=terminal,
+            initial=initial,
+            policy=policy,
+            retry=retry,
+            time_limit=time_limit,
+        )
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    @property
+    def transitions(self) -> tuple[Transition, ...]:
+        return tuple(child for child in self.children if isinstance(child, Transition))
+
+    @property
+    def routes(self) -> tuple[Any, ...]:
+        """``on_success`` as routes: a plain step name is one unconditional route."""
+        if self.on_success is None:
+            return ()
+        if isinstance(self.on_success, str):
+            return (Route(self.on_success),)
+        if isinstance(self.on_success, list | tuple):
+            return tuple(self.on_success)
+        return (self.on_success,)
+
+    @property
+    def is_automatic(self) -> bool:
+        return self.action is not None
+
+    @property
+    def is_manual(self) -> bool:
+        return bool(self.transitions) and not self.is_automatic
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.terminal or not (self.children or self.action or self.on_success)
+
+    @property
+    def kind(self) -> str:
+        if self.is_automatic:
+            return "automatic"
+        if self.is_manual:
+            return "manual"
+        if self.is_terminal:
+            return "terminal"
+        return "wait"
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if isinstance(value, str):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        return (value,)

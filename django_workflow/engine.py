@@ -1,0 +1,281 @@
+"""The one path every step change takes: manual transitions, automatic steps, creation.
+
+Each change is one database transaction: the new step is written only if the
+row still holds what the caller saw, the log row is written beside it, and
+the signal and any automatic step that follows run after commit.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.db import router, transaction
+from django.db.models import Q, Value
+from django.db.models.sql import Query
+from django.db.models.sql.constants import SINGLE
+from django.utils import timezone
+
+from .compiled import STATE_ENTERED_AT, CompiledWorkflow
+from .conf import workflow_settings
+from .declaration import Route
+from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from .signals import step_changed
+
+logger = logging.getLogger("django_workflow")
+
+
+# Manual transitions ---------------------------------------------------------
+
+
+def run_transition(
+    record: Any, name: str, *, actor: Any = None, authorize: bool = True, **accepted: Any
+) -> Any:
+    """Move ``record`` through transition ``name`` of its current step."""
+    model = type(record)
+    workflow: CompiledWorkflow = model.workflow
+    step = getattr(record, workflow.state_attribute)
+    declared = workflow.transition(step, name)
+    if declared is None:
+        raise TransitionNotAllowed(record, name, step)
+    unexpected = sorted(set(accepted) - set(declared.accept))
+    if unexpected:
+        raise TypeError(
+            f"{name}() got unexpected values {unexpected}; it accepts {list(declared.accept)}."
+        )
+    if authorize:
+        policy = workflow.policy_for(step, name)
+        if policy is not None and not policy(actor, record, name):
+            raise WorkflowPermissionDenied(record, name, actor)
+    seen = _with_values(record, accepted)
+    db = _database(record)
+    target = choose_route(declared.routes or (Route(declared.to),), seen, db)
+    if target is None:
+        raise NoRouteMatched(record, name, step)
+    guard = {workflow.state_attribute: step}
+    for attname in _fields_read(declared.routes, model) - set(accepted):
+        guard[attname] = getattr(record, attname)
+    changes = {workflow.state_attribute: target, STATE_ENTERED_AT: timezone.now(), **accepted}
+    with transaction.atomic(using=db):
+        if not model._base_manager.using(db).filter(pk=record.pk, **guard).update(**changes):
+            raise StaleRecord(record, tuple(guard))
+        _after_change(record, step, target, name, "manual", actor, db)
+    for field_name, value in changes.items():
+        setattr(record, field_name, value)
+    return record
+
+
+# Automatic steps ------------------------------------------------------------
+
+
+def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
+    """The django-q2 task for an automatic step; see ``run_step``."""
+    return run_step(apps.get_model(model_label), pk, step)
+
+
+def run_step(model: Any, pk: Any, step: str) -> str | None:
+    """Run automatic step ``step`` for the record ``pk`` if it is still there.
+
+    The action, the route it leads to and the new step commit together. An
+    exception or a route miss rolls the action back and takes ``on_error``.
+    Returns the step the record moved to, or ``None`` when it did not move.
+    """
+    workflow: CompiledWorkflow = model.workflow
+    declared = workflow.steps.get(step)
+    if declared is None or not declared.is_automatic:
+        return None
+    db = router.db_for_write(model)
+    rows = model._base_manager.using(db).filter(pk=pk, **{workflow.state_attribute: step})
+    with transaction.atomic(using=db):
+        record = rows.select_for_update().first()
+        if record is None:  # moved on, or gone, since it was queued
+            return None
+        try:
+            with transaction.atomic(using=db):
+                getattr(record, declared.action)()
+                target = choose_route(declared.routes, record, db)
+                if target is None:
+                    raise NoRouteMatched(record, declared.action, step)
+        except Exception as error:
+            logger.exception("%s %s: action %r failed", model.__name__, pk, declared.action)
+            return _take_error_path(model, pk, step, error, db)
+        setattr(record, workflow.state_attribute, target)
+        setattr(record, STATE_ENTERED_AT, timezone.now())
+        record.save()
+        _after_change(record, step, target, declared.action, "automatic", None, db)
+    return target
+
+
+def _take_error_path(model: Any, pk: Any, step: str, error: Exception, db: str) -> str | None:
+    workflow = model.workflow
+    declared = workflow.steps[step]
+    if declared.on_error is None:
+        return None
+    record = model._base_manager.using(db).get(pk=pk)
+    changes = {workflow.state_attribute: declared.on_error, STATE_ENTERED_AT: timezone.now()}
+    model._base_manager.using(db).filter(pk=pk).update(**changes)
+    for field_name, value in changes.items():
+        setattr(record, field_name, value)
+    _after_change(
+        record, step, declared.on_error, declared.action, "error_path", None, db, error=error
+    )
+    return declared.on_error
+
+
+def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
+    """Queue an automatic step on django-q2; the worker runs ``run_automatic_step``."""
+    from django_q.tasks import async_task
+
+    async_task(
+        "django_workflow.engine.run_automatic_step",
+        model_label,
+        pk,
+        step,
+        cluster=queue,
+        task_name=f"workflow:{model_label}:{step}:{pk}",
+    )
+
+
+# Creation -------------------------------------------------------------------
+
+
+def records_created(records: Iterable[Any], using: str | None = None) -> None:
+    """Log the entry into the initial step and queue it when it is automatic."""
+    for record in records:
+        db = using or _database(record)
+        _after_change(record, "", record.current_step, "", "initial", None, db)
+
+
+# Shared ---------------------------------------------------------------------
+
+
+def choose_route(routes: Iterable[Any], record: Any, db: str) -> str | None:
+    """The ``to`` of the first route whose ``when`` holds for ``record``."""
+    for route in routes:
+        if _holds(route.when, record, db):
+            return route.to
+    return None
+
+
+def _holds(when: Any, record: Any, db: str) -> bool:
+    if when is None:
+        return True
+    if isinstance(when, Q):
+        return _q_holds(when, record, db)
+    return bool(when(record))
+
+
+def _q_holds(condition: Q, record: Any, db: str) -> bool:
+    """Evaluate ``condition`` against the instance's values, not the row in the database."""
+    query = Query(None)
+    for field in record._meta.concrete_fields:
+        value = getattr(record, field.attname)
+        output = field.target_field if field.is_relation else field
+        query.add_annotation(Value(value, output_field=output), field.attname, select=False)
+        if field.name != field.attname:
+            query.add_annotation(Value(value, output_field=output), field.name, select=False)
+    query.add_annotation(Value(1), "_holds")
+    query.add_q(condition)
+    return query.get_compiler(using=db).execute_sql(SINGLE) is not None
+
+
+def _fields_read(routes: Iterable[Any], model: Any) -> set[str]:
+    """Column attribute names the ``Q`` routes read, for the stale guard."""
+    by_name = {}
+    for field in model._meta.concrete_fields:
+        by_name[field.name] = by_name[field.attname] = field.attname
+    names: set[str] = set()
+    for route in routes:
+        if isinstance(route.when, Q):
+            names |= {by_name[n] for n in _lookup_roots(route.when) if n in by_name}
+    return names
+
+
+def _lookup_roots(condition: Q) -> set[str]:
+    roots: set[str] = set()
+    for child in condition.children:
+        if isinstance(child, Q):
+            roots |= _lookup_roots(child)
+        elif isinstance(child, tuple):
+            roots.add(child[0].split("__")[0])
+    return roots
+
+
+def _with_values(record: Any, values: dict[str, Any]) -> Any:
+    if not values:
+        return record
+    seen = copy.copy(record)
+    for name, value in values.items():
+        setattr(seen, name, value)
+    return seen
+
+
+def _database(record: Any) -> str:
+    return record._state.db or router.db_for_write(type(record), instance=record)
+
+
+def _after_change(
+    record: Any,
+    from_state: str,
+    to_state: str,
+    name: str,
+    trigger: str,
+    actor: Any,
+    db: str,
+    *,
+    error: Exception | None = None,
+) -> None:
+    """Write the log row; after commit, send the signal and queue an automatic step."""
+    model = type(record)
+    workflow: CompiledWorkflow = model.workflow
+    if workflow.log is True:
+        _write_log(record, from_state, to_state, name, trigger, actor, db, error)
+    signal = partial(
+        step_changed.send,
+        sender=model,
+        instance=record,
+        from_state=from_state or None,
+        to_state=to_state,
+        transition=name or None,
+        trigger=trigger,
+        actor=actor,
+    )
+    transaction.on_commit(signal, using=db)
+    target = workflow.steps.get(to_state)
+    if target is not None and target.is_automatic and workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
+        enqueue = partial(enqueue_step, model._meta.label, record.pk, to_state, workflow.queue)
+        transaction.on_commit(enqueue, using=db)
+
+
+def _write_log(
+    record: Any,
+    from_state: str,
+    to_state: str,
+    name: str,
+    trigger: str,
+    actor: Any,
+    db: str,
+    error: Exception | None,
+) -> None:
+    from django.contrib.contenttypes.models import ContentType
+
+    from .models import TransitionLog
+
+    is_user = isinstance(actor, get_user_model())
+    TransitionLog.objects.using(db).create(
+        content_type=ContentType.objects.db_manager(db).get_for_model(type(record)),
+        object_id=str(record.pk),
+        from_state=from_state,
+        to_state=to_state,
+        transition_name=name,
+        triggered_by=trigger,
+        actor=actor if is_user else None,
+        actor_repr="" if actor is None else str(actor)[:255],
+        attempt=1 if trigger in ("automatic", "error_path") else None,
+        error="" if error is None else f"{type(error).__name__}: {error}",
+    )

@@ -1,0 +1,130 @@
+"""What a declaration adds to its model: fields and transition methods.
+
+Everything is put in the class namespace before Django builds the model, so
+``makemigrations`` sees generated fields like any other. A name the user (or
+a base class) already defines is left alone: generate-if-missing.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+from django.db import models
+from django.db.models.base import ModelBase
+from django.utils import timezone
+
+from .compiled import STATE_ENTERED_AT, CompiledWorkflow, compile_workflow
+
+STATE_MAX_LENGTH = 100
+
+
+class StateField(models.CharField):
+    """The current step. A new row always starts in the initial step."""
+
+    def __init__(self, *args: Any, initial_step: str | None = None, **kwargs: Any) -> None:
+        self.initial_step = initial_step
+        kwargs.setdefault("max_length", STATE_MAX_LENGTH)
+        super().__init__(*args, **kwargs)
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        if add and self.initial_step is not None:
+            setattr(model_instance, self.attname, self.initial_step)
+        return super().pre_save(model_instance, add)
+
+    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+        # Migrations see a plain CharField: the initial-step rule is behaviour, not schema.
+        name, _path, args, kwargs = super().deconstruct()
+        return name, "django.db.models.CharField", args, kwargs
+
+
+def _state_field(workflow: CompiledWorkflow) -> models.Field:
+    initial = workflow.initial_step
+    return StateField(
+        choices=workflow.choices(),
+        default=initial,
+        initial_step=initial,
+        db_index=True,
+        editable=False,
+        help_text="The workflow step this record is in.",
+    )
+
+
+def _entered_at_field() -> models.Field:
+    return models.DateTimeField(
+        default=timezone.now,
+        editable=False,
+        help_text="When the record entered its current step.",
+    )
+
+
+def defines(name: str, attrs: dict[str, Any], bases: tuple[type, ...]) -> bool:
+    """Whether the class being built already has ``name``, written by the user."""
+    if name in attrs:
+        return True
+    for base in bases:
+        for klass in base.__mro__:
+            meta = klass.__dict__.get("_meta")
+            if meta is not None and any(f.name == name for f in _declared_fields(meta)):
+                return True
+        attribute = getattr(base, name, None)
+        if attribute is not None and not is_generated(attribute):
+            return True
+    return False
+
+
+def _declared_fields(meta: Any) -> list[Any]:
+    # Not get_fields(): the app registry is not ready while models are being defined.
+    return [*meta.local_fields, *meta.local_many_to_many, *meta.private_fields]
+
+
+def is_generated(attribute: Any) -> bool:
+    return getattr(attribute, "_workflow_generated", False)
+
+
+def transition_method(name: str) -> Any:
+    def method(self: Any, actor: Any = None, *, authorize: bool = True, **accepted: Any) -> Any:
+        return self.transition(name, actor=actor, authorize=authorize, **accepted)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Run the {name!r} transition from the current step."
+    method._workflow_generated = True  # type: ignore[attr-defined]
+    return method
+
+
+def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type) -> None:
+    """Add the generated fields and transition methods to a class namespace."""
+    workflow = compile_workflow(None, declaration)
+    state_attribute = workflow.state_attribute
+    if isinstance(state_attribute, str) and state_attribute.isidentifier():
+        if not defines(state_attribute, attrs, bases):
+            attrs[state_attribute] = _state_field(workflow)
+    if not defines(STATE_ENTERED_AT, attrs, bases):
+        attrs[STATE_ENTERED_AT] = _entered_at_field()
+    for name in workflow.transition_names:
+        if name.isidentifier() and not keyword.iskeyword(name) and not defines(name, attrs, bases):
+            attrs[name] = transition_method(name)
+
+
+class WorkflowModelBase(ModelBase):
+    """Reads the inner ``Workflow`` class and contributes what it generates."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], attrs: dict[str, Any], **kwargs: Any):
+        declaration = attrs.pop("Workflow", None) or _inherited_declaration(bases)
+        if declaration is not None:
+            try:
+                contribute(attrs, bases, declaration)
+            except Exception as error:  # reported by the checks, never at import
+                attrs["_workflow_import_error"] = error
+        cls = super().__new__(mcs, name, bases, attrs, **kwargs)
+        cls._workflow_declaration = declaration
+        cls.workflow = compile_workflow(cls, declaration) if declaration is not None else None
+        return cls
+
+
+def _inherited_declaration(bases: tuple[type, ...]) -> type | None:
+    for base in bases:
+        declaration = getattr(base, "_workflow_declaration", None)
+        if declaration is not None:
+            return declaration
+    return None

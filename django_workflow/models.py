@@ -1,0 +1,122 @@
+"""``WorkflowModel``, the base class users subclass, and the ``TransitionLog``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+from django.utils import timezone
+
+from .compiled import CompiledWorkflow
+from .generation import WorkflowModelBase
+
+
+class WorkflowQuerySet(models.QuerySet):
+    """Keeps ``bulk_create`` on the workflow path: initial log rows and automatic steps."""
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        from . import engine
+
+        created = super().bulk_create(objs, *args, **kwargs)
+        engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
+        return created
+
+
+WorkflowManager = models.Manager.from_queryset(WorkflowQuerySet)
+
+
+class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
+    """Subclass this and declare an inner ``class Workflow:``."""
+
+    workflow: ClassVar[CompiledWorkflow]
+
+    objects = WorkflowManager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        adding = self._state.adding
+        super().save(*args, **kwargs)
+        if adding and type(self).workflow is not None:
+            from . import engine
+
+            engine.records_created([self], using=self._state.db)
+
+    def transition(
+        self, name: str, actor: Any = None, *, authorize: bool = True, **accepted: Any
+    ) -> WorkflowModel:
+        """Run transition ``name`` from the current step; see the docs for the errors."""
+        from . import engine
+
+        return engine.run_transition(self, name, actor=actor, authorize=authorize, **accepted)
+
+    @property
+    def current_step(self) -> str:
+        """The name of the step this record is in."""
+        return getattr(self, type(self).workflow.state_attribute)
+
+    def available_actions(self, actor: Any = None) -> list[str]:
+        """The transitions ``actor`` may call now, in declaration order."""
+        workflow = type(self).workflow
+        step = self.current_step
+        if step not in workflow.steps or not workflow.steps[step].is_manual:
+            return []
+        return [
+            transition.name
+            for transition in workflow.steps[step].transitions
+            if _allowed(workflow.policy_for(step, transition.name), actor, self, transition.name)
+        ]
+
+
+def _allowed(policy: Any, actor: Any, record: Any, name: str) -> bool:
+    return policy is None or bool(policy(actor, record, name))
+
+
+class TransitionLog(models.Model):
+    """One row per workflow event of any workflow model."""
+
+    class Trigger(models.TextChoices):
+        INITIAL = "initial"
+        MANUAL = "manual"
+        AUTOMATIC = "automatic"
+        TIMEOUT = "timeout"
+        ERROR_PATH = "error_path"
+        UNDO = "undo"
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.CharField(max_length=255)
+    record = GenericForeignKey("content_type", "object_id")
+    from_state = models.CharField(max_length=100, blank=True)
+    to_state = models.CharField(max_length=100)
+    transition_name = models.CharField(max_length=200, blank=True)
+    triggered_by = models.CharField(max_length=20, choices=Trigger.choices)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_repr = models.CharField(max_length=255, blank=True)
+    attempt = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    reverses = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reversed_by"
+    )
+
+    class Meta:
+        ordering = ["occurred_at", "id"]
+        indexes = [
+            models.Index(
+                fields=["content_type", "object_id", "occurred_at"],
+                name="workflow_log_record_idx",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.from_state or '-'} → {self.to_state} ({self.triggered_by})"

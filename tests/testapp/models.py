@@ -1,0 +1,207 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from django_workflow import Retry, Route, Step, Transition, WorkflowModel
+from django_workflow.policies import (
+    actor_attribute_equals,
+    has_perm,
+    is_staff,
+    relates_to_actor_via,
+)
+
+
+class Candidate(WorkflowModel):
+    """The spec's example: automatic screening, manual decisions, routes, a policy, the log."""
+
+    name = models.CharField(max_length=200)
+    priority = models.CharField(max_length=20, default="normal")
+    score = models.IntegerField(null=True, blank=True)
+    resume_words = models.IntegerField(default=0)
+    screening_runs = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        screening = Step(
+            action="run_screening",
+            on_success=[Route("interview", when=Q(score__gte=5)), Route("rejected")],
+            on_error="screening_failed",
+            retry=Retry(max_attempts=3, backoff="30s"),
+            time_limit="2m",
+        )
+        interview = Step(
+            Transition("approve", to="offer"),
+            Transition("reject", to="rejected", undoable=True),
+            Transition(
+                "triage",
+                Route("fast_track", when=Q(priority="urgent")),
+                Route("offer", when=Q(priority="normal")),
+                accept=["priority"],
+            ),
+            Transition("rescreen", to="screening"),
+            Transition("hold", to="interview"),
+            policy=actor_attribute_equals("role", "recruiter"),
+        )
+        fast_track = Step(Transition("approve", to="offer"), policy=is_staff)
+        offer = Step(terminal=True)
+        rejected = Step(terminal=True)
+        screening_failed = Step(Transition("rescreen", to="screening"))
+
+        policies = {
+            "approve": actor_attribute_equals("role", "recruiter"),
+            "rescreen": actor_attribute_equals("role", "recruiter"),
+        }
+
+    def run_screening(self):
+        if self.resume_words < 0:
+            raise ValueError("negative resume")
+        self.screening_runs += 1
+        self.score = self.resume_words // 100
+
+
+class Order(WorkflowModel):
+    """UUID key, a renamed state field and a chain of automatic steps."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    fail_at = models.CharField(max_length=20, blank=True)
+    visited = models.CharField(max_length=200, blank=True)
+
+    class Workflow:
+        state_attribute = "status"
+        log = True
+        queue = "orders"
+
+        draft = Step(Transition("place", to="charge"))
+        charge = Step(action="do_charge", on_success="reserve", on_error="payment_failed")
+        reserve = Step(action="do_reserve", on_success="pack", on_error="out_of_stock")
+        pack = Step(action="do_pack", on_success="ship", on_error="out_of_stock")
+        ship = Step(action="do_ship", on_success="shipped", on_error="out_of_stock")
+        shipped = Step()
+        payment_failed = Step(Transition("retry_payment", to="charge"))
+        out_of_stock = Step(Transition("restock", to="reserve"))
+
+    def _visit(self, name):
+        if self.fail_at == name:
+            self.visited += f"{name}!,"
+            raise RuntimeError(f"{name} failed")
+        self.visited += f"{name},"
+
+    def do_charge(self):
+        self._visit("charge")
+
+    def do_reserve(self):
+        self._visit("reserve")
+
+    def do_pack(self):
+        self._visit("pack")
+
+    def do_ship(self):
+        self._visit("ship")
+
+
+class Ticket(WorkflowModel):
+    """One transition name acting per step; policies by permission and by relation."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    reopened = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        new = Step(
+            Transition("close", to="closed"),
+            Transition("start", to="working"),
+            policy=has_perm("testapp.change_ticket"),
+        )
+        working = Step(
+            Transition("close", to="resolved"),
+            Transition("assign_back", to="new"),
+            policy=has_perm("testapp.change_ticket"),
+        )
+        resolved = Step(Transition("reopen", to="working"))
+        closed = Step(terminal=True)
+
+        policies = {"reopen": relates_to_actor_via("owner")}
+
+
+class AbstractReview(WorkflowModel):
+    """An abstract base carrying the workflow; concrete children inherit it."""
+
+    title = models.CharField(max_length=100, default="")
+
+    class Workflow:
+        submitted = Step(Transition("accept", to="accepted"), Transition("refuse", to="refused"))
+        accepted = Step()
+        refused = Step()
+
+    class Meta:
+        abstract = True
+
+
+class Review(AbstractReview):
+    pass
+
+
+class UrgentReview(Review):
+    """Multi-table inheritance: the workflow columns live on the parent table."""
+
+    deadline_note = models.CharField(max_length=100, default="")
+
+
+class Article(WorkflowModel):
+    """Declares its own state field: it is kept, not replaced."""
+
+    state = models.CharField(max_length=30, default="draft", db_index=True)
+
+    class Workflow:
+        draft = Step(Transition("publish", to="published"))
+        published = Step(Transition("publish", to="published"))
+
+    def __str__(self):
+        return f"Article {self.pk}"
+
+
+class Import(WorkflowModel):
+    """The initial step is automatic; no log."""
+
+    rows = models.IntegerField(default=0)
+
+    class Workflow:
+        parse = Step(action="do_parse", on_success="done")
+        done = Step()
+
+    def do_parse(self):
+        self.rows = 42
+
+
+class Routed(WorkflowModel):
+    """Routes on callables, Q over nullable values, and accepted fields."""
+
+    amount = models.IntegerField(null=True, blank=True)
+    decision = models.CharField(max_length=20, blank=True)
+
+    class Workflow:
+        log = True
+
+        open = Step(
+            Transition(
+                "decide",
+                Route("approved", when=Q(decision="approve")),
+                Route("declined", when=Q(decision="decline")),
+                accept=["decision"],
+            ),
+            Transition(
+                "size",
+                Route("large", when=Q(amount__gte=100)),
+                Route("small", when=lambda record: record.amount is not None),
+            ),
+        )
+        approved = Step()
+        declined = Step()
+        large = Step()
+        small = Step()
