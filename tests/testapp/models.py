@@ -176,6 +176,8 @@ class Import(WorkflowModel):
         done = Step()
 
     def do_parse(self):
+        if self.rows < 0:
+            raise ValueError("nothing to parse")
         self.rows = 42
 
 

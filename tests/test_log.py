@@ -1,0 +1,73 @@
+"""The transition log: SPEC §8 (rows written by the engine)."""
+
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
+
+from django_workflow.models import TransitionLog
+from tests.testapp.models import Candidate, Import, Order, Routed
+
+pytestmark = pytest.mark.django_db
+
+
+def log_of(record):
+    return TransitionLog.objects.filter(
+        content_type=ContentType.objects.get_for_model(record), object_id=str(record.pk)
+    )
+
+
+def test_creation_writes_an_initial_row():
+    record = Routed.objects.create()
+    [initial] = log_of(record)
+    assert (initial.triggered_by, initial.from_state, initial.to_state) == ("initial", "", "open")
+    assert initial.record == record
+
+
+def test_a_manual_transition_writes_its_row_with_the_actor_text():
+    record = Routed.objects.create(amount=3)
+    record.size(actor=SimpleNamespace(role="x"))
+    last = log_of(record).last()
+    assert (last.triggered_by, last.transition_name) == ("manual", "size")
+    assert (last.from_state, last.to_state) == ("open", "small")
+    assert last.actor is None and "role='x'" in last.actor_repr
+    assert last.occurred_at is not None
+
+
+def test_a_user_actor_is_stored_as_a_foreign_key():
+    user = User.objects.create_user("ada")
+    record = Routed.objects.create(amount=300)
+    record.size(actor=user)
+    last = log_of(record).last()
+    assert (last.actor, last.actor_repr) == (user, "ada")
+
+
+def test_automatic_rows_name_the_action(committed):
+    with committed():
+        candidate = Candidate.objects.create(resume_words=900)
+    last = log_of(candidate).last()
+    assert (last.triggered_by, last.transition_name, last.attempt) == (
+        "automatic",
+        "run_screening",
+        1,
+    )
+
+
+def test_a_uuid_key_is_stored_as_text_and_resolves():
+    order = Order.objects.create()
+    [initial] = log_of(order)
+    assert initial.object_id == str(order.pk)
+    assert initial.record == order
+
+
+def test_a_failed_call_writes_no_row():
+    record = Routed.objects.create(amount=None)
+    with pytest.raises(Exception):  # noqa: B017 - NoRouteMatched, asserted elsewhere
+        record.size()
+    assert log_of(record).count() == 1
+
+
+def test_workflows_without_log_write_nothing():
+    Import.objects.create()
+    assert not TransitionLog.objects.exists()
