@@ -67,7 +67,10 @@ def _workflow_models(app_configs: Any) -> Iterator[Any]:
 
 def _error(model: Any, message: str, hint: str, code: str) -> checks.Error:
     return checks.Error(
-        f"{model._meta.label}: {message}", hint=hint or None, obj=model, id=f"django_workflow.{code}"
+        f"{model._meta.label}: {message}",
+        hint=hint or None,
+        obj=model,
+        id=f"django_workflow.{code}",
     )
 
 
@@ -265,9 +268,7 @@ def _check_children(model: Any, workflow: CompiledWorkflow, name: str, step: Ste
                 "E019",
             )
     if step.retry is not None and not isinstance(step.retry, Retry):
-        yield _error(
-            model, f"{_where(name)}: retry={step.retry!r} is not a Retry.", "", "E019"
-        )
+        yield _error(model, f"{_where(name)}: retry={step.retry!r} is not a Retry.", "", "E019")
     for label, routes in (("on_success", step.routes),):
         yield from _check_routes(model, name, label, routes)
     seen: set[Any] = set()
@@ -285,9 +286,7 @@ def _check_children(model: Any, workflow: CompiledWorkflow, name: str, step: Ste
 def _check_routes(model: Any, step: str, entity: str, routes: tuple[Any, ...]) -> Messages:
     for route in routes:
         if not isinstance(route, Route):
-            yield _error(
-                model, f"{_where(step, entity)}: {route!r} is not a Route.", "", "E019"
-            )
+            yield _error(model, f"{_where(step, entity)}: {route!r} is not a Route.", "", "E019")
         elif route.when is not None and not (isinstance(route.when, Q) or callable(route.when)):
             yield _error(
                 model,
@@ -314,15 +313,15 @@ def _check_automatic(model: Any, workflow: CompiledWorkflow, name: str, step: St
             "E016",
         )
     routes = step.routes
-    if step.action and routes and step.on_error is None:
-        if all(isinstance(r, Route) and r.when is not None for r in routes):
-            yield _error(
-                model,
-                f"{_where(name)}: every on_success route is conditional and there is no "
-                "on_error, so a record no route matches has no way out.",
-                "Add an unconditional Route last, or set on_error.",
-                "E010",
-            )
+    conditional = all(isinstance(r, Route) and r.when is not None for r in routes)
+    if step.action and routes and step.on_error is None and conditional:
+        yield _error(
+            model,
+            f"{_where(name)}: every on_success route is conditional and there is no "
+            "on_error, so a record no route matches has no way out.",
+            "Add an unconditional Route last, or set on_error.",
+            "E010",
+        )
     if step.retry is not None and step.action is None:
         yield _error(
             model,
@@ -348,7 +347,7 @@ def _check_retry(model: Any, name: str, retry: Retry) -> Messages:
     if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
         yield _error(
             model,
-            f"{_where(name)}: Retry max_attempts={attempts!r} must be a whole number of at least 1.",
+            f"{_where(name)}: Retry max_attempts={attempts!r} must be a whole number, at least 1.",
             "max_attempts counts the first try too.",
             "E026",
         )
@@ -467,9 +466,7 @@ def check_method_names(model: Any, workflow: CompiledWorkflow) -> Messages:
             )
     for transition in _all_transitions(workflow):
         if not isinstance(transition.name, str):
-            yield _error(
-                model, f"transition name {transition.name!r} is not a string.", "", "E017"
-            )
+            yield _error(model, f"transition name {transition.name!r} is not a string.", "", "E017")
 
 
 def _all_transitions(workflow: CompiledWorkflow) -> Iterator[Transition]:

@@ -46,9 +46,7 @@ class WorkflowPermissionDenied(PermissionDenied, WorkflowError):
 
     def __init__(self, record, name: str, actor) -> None:
         self.record, self.name, self.actor = record, name, actor
-        super().__init__(
-            f"{actor!r} may not call {name!r} on {type(record).__name__} {record.pk}."
-        )
+        super().__init__(f"{actor!r} may not call {name!r} on {type(record).__name__} {record.pk}.")
 
 
 class UndoNotPermitted(WorkflowError):

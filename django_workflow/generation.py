@@ -96,9 +96,9 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
     """Add the generated fields and transition methods to a class namespace."""
     workflow = compile_workflow(None, declaration)
     state_attribute = workflow.state_attribute
-    if isinstance(state_attribute, str) and state_attribute.isidentifier():
-        if not defines(state_attribute, attrs, bases):
-            attrs[state_attribute] = _state_field(workflow)
+    valid_name = isinstance(state_attribute, str) and state_attribute.isidentifier()
+    if valid_name and not defines(state_attribute, attrs, bases):
+        attrs[state_attribute] = _state_field(workflow)
     if not defines(STATE_ENTERED_AT, attrs, bases):
         attrs[STATE_ENTERED_AT] = _entered_at_field()
     for name in workflow.transition_names:

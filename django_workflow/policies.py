@@ -15,7 +15,7 @@ Policy = Callable[[Any, Any, str], bool]
 
 
 @dataclass(frozen=True)
-class actor_attribute_equals:  # noqa: N801 - used like a function in declarations
+class actor_attribute_equals:
     """Allow actors whose ``attribute`` equals ``value``."""
 
     attribute: str
@@ -26,7 +26,7 @@ class actor_attribute_equals:  # noqa: N801 - used like a function in declaratio
 
 
 @dataclass(frozen=True)
-class has_perm:  # noqa: N801
+class has_perm:
     """Allow actors for whom ``actor.has_perm(permission)`` is true."""
 
     permission: str
@@ -45,7 +45,7 @@ def is_staff(actor: Any, record: Any, name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class relates_to_actor_via:  # noqa: N801
+class relates_to_actor_via:
     """Allow the actor the record points at through ``field`` (``"a__b"`` follows relations)."""
 
     field: str
@@ -64,7 +64,7 @@ class relates_to_actor_via:  # noqa: N801
 
 
 @dataclass(frozen=True, init=False)
-class any_of:  # noqa: N801
+class any_of:
     """Allow when at least one of ``policies`` allows."""
 
     policies: tuple[Policy, ...]
@@ -77,7 +77,7 @@ class any_of:  # noqa: N801
 
 
 @dataclass(frozen=True, init=False)
-class all_of:  # noqa: N801
+class all_of:
     """Allow when every one of ``policies`` allows."""
 
     policies: tuple[Policy, ...]

@@ -80,7 +80,10 @@ def test_a_recovery_transition_loops_back_into_the_chain(committed):
     order.refresh_from_db()
     with committed():
         order.restock()
-    assert (row(order).status, row(order).visited) == ("shipped", "charge,reserve,reserve,pack,ship,")
+    assert (row(order).status, row(order).visited) == (
+        "shipped",
+        "charge,reserve,reserve,pack,ship,",
+    )
 
 
 def test_a_step_without_on_error_stays_put_when_its_action_fails(db):

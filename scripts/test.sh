@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test command: lint, migrations, and the suite on
+# Python 3.11 + Django 5.2 LTS and Python 3.12 + Django 6.1, each on SQLite and PostgreSQL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/venv.sh
+
+ensure_venv .venv 3.11 "Django>=5.2,<5.3"
+ensure_venv .venv-py312 3.12 "Django>=6.1,<6.2"
+
+echo "==> ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
+echo "==> migrations are up to date"
+.venv/bin/python manage.py makemigrations --check --dry-run
+DJANGO_SETTINGS_MODULE=tests.settings .venv/bin/python -m django makemigrations --check --dry-run
+
+echo "==> starting PostgreSQL"
+eval "$(scripts/postgres.sh start)"
+trap 'scripts/postgres.sh stop' EXIT
+
+for venv in .venv .venv-py312; do
+  for database in sqlite postgres; do
+    echo "==> $($venv/bin/python -c 'import sys, django; print(f"Python {sys.version.split()[0]}, Django {django.__version__}")'), $database"
+    WORKFLOW_TEST_DB=$database "$venv/bin/pytest" -q "$@"
+  done
+done

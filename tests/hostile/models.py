@@ -1,0 +1,372 @@
+"""Malformed declarations. Importing this module must not raise; ``check`` reports each."""
+
+from django.db import models
+from django.db.models import Q
+
+from django_workflow import Retry, Route, Step, Transition, Undo, WorkflowModel
+from django_workflow.policies import has_perm, is_staff
+
+go = Transition("go", to="done")
+
+
+class NoWorkflow(WorkflowModel):
+    pass
+
+
+class UnknownOption(WorkflowModel):
+    class Workflow:
+        stat_attribute = "status"
+        start = Step(go)
+        done = Step()
+
+
+class NoSteps(WorkflowModel):
+    class Workflow:
+        log = True
+
+
+class OnlyTerminal(WorkflowModel):
+    class Workflow:
+        done = Step(terminal=True)
+
+
+class TwoInitial(WorkflowModel):
+    class Workflow:
+        a = Step(go, initial=True)
+        b = Step(go, initial=True)
+        done = Step()
+
+
+class TerminalInitial(WorkflowModel):
+    class Workflow:
+        start = Step(go)
+        done = Step(initial=True)
+
+
+class TerminalWithExits(WorkflowModel):
+    class Workflow:
+        start = Step(go)
+        done = Step(Transition("back", to="start"), terminal=True)
+
+
+class ManualWithAction(WorkflowModel):
+    class Workflow:
+        start = Step(go, action="act")
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class AutomaticWithoutOnSuccess(WorkflowModel):
+    class Workflow:
+        start = Step(action="act")
+
+    def act(self):
+        pass
+
+
+class OnSuccessWithoutAction(WorkflowModel):
+    class Workflow:
+        start = Step(on_success="done")
+        done = Step()
+
+
+class UnconditionalRouteNotLast(WorkflowModel):
+    n = models.IntegerField(default=0)
+
+    class Workflow:
+        start = Step(
+            action="act",
+            on_success=[Route("done"), Route("other", when=Q(n=1))],
+            on_error="done",
+        )
+        other = Step()
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class TwoUnconditionalRoutes(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", Route("done"), Route("other")))
+        other = Step()
+        done = Step()
+
+
+class NoWayOutOnFailure(WorkflowModel):
+    n = models.IntegerField(default=0)
+
+    class Workflow:
+        start = Step(action="act", on_success=[Route("done", when=Q(n=1))])
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class UnknownTarget(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", to="nowhere"))
+
+
+class UnknownOnError(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success="done", on_error="nowhere")
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class UnknownRouteTarget(WorkflowModel):
+    n = models.IntegerField(default=0)
+
+    class Workflow:
+        start = Step(Transition("go", Route("nowhere", when=Q(n=1)), Route("done")))
+        done = Step()
+
+
+class Unreachable(WorkflowModel):
+    class Workflow:
+        start = Step(go)
+        island = Step(Transition("leave", to="done"))
+        done = Step()
+
+
+class TransitionWithBoth(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", Route("done"), to="done"))
+        done = Step()
+
+
+class TransitionWithNeither(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go"), Transition("finish", to="done"))
+        done = Step()
+
+
+class DuplicateTransition(WorkflowModel):
+    class Workflow:
+        start = Step(go, Transition("go", to="other"))
+        other = Step()
+        done = Step()
+
+
+class MissingActionMethod(WorkflowModel):
+    class Workflow:
+        start = Step(action="not_there", on_success="done")
+        done = Step()
+
+
+class ActionIsAField(WorkflowModel):
+    score = models.IntegerField(default=0)
+
+    class Workflow:
+        start = Step(action="score", on_success="done")
+        done = Step()
+
+
+class NameCollidesWithField(WorkflowModel):
+    approve = models.BooleanField(default=False)
+
+    class Workflow:
+        start = Step(Transition("approve", to="done"))
+        done = Step()
+
+
+class NameCollidesWithModelMethod(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("delete", to="done"))
+        done = Step()
+
+
+class NameNotAnIdentifier(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go now", to="done"))
+        done = Step()
+
+
+class NameNotAString(WorkflowModel):
+    class Workflow:
+        start = Step(Transition(7, to="done"), go)
+        done = Step()
+
+
+class SharedNameDifferentPolicies(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", to="middle"), policy=is_staff)
+        middle = Step(go, policy=has_perm("hostile.change_sharednamedifferentpolicies"))
+        done = Step()
+
+
+class ChildNotATransition(WorkflowModel):
+    class Workflow:
+        start = Step("go", go)
+        done = Step()
+
+
+class WhenNotAQ(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", Route("done", when="score > 3"), Route("done")))
+        done = Step()
+
+
+class RouteNotARoute(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success=["done"], on_error="done")
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class RetryNotARetry(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success="done", retry=3)
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class AcceptUnknownField(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", to="done", accept=["reason"]))
+        done = Step()
+
+
+class AcceptStateField(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", to="done", accept=["state"]))
+        done = Step()
+
+
+class PolicyNotCallable(WorkflowModel):
+    class Workflow:
+        start = Step(go, policy="admins only")
+        done = Step()
+
+
+class PoliciesNameUnknown(WorkflowModel):
+    class Workflow:
+        policies = {"aprove": is_staff}
+        start = Step(go)
+        done = Step()
+
+
+class RetryOnManualStep(WorkflowModel):
+    class Workflow:
+        start = Step(go, retry=Retry(max_attempts=3))
+        done = Step()
+
+
+class TimeLimitOnManualStep(WorkflowModel):
+    class Workflow:
+        start = Step(go, time_limit="5m")
+        done = Step()
+
+
+class BadCron(WorkflowModel):
+    class Workflow:
+        check_interval = "every minute"
+        start = Step(go)
+        done = Step()
+
+
+class BadTimeZone(WorkflowModel):
+    class Workflow:
+        time_zone = "Mars/Olympus_Mons"
+        start = Step(go)
+        done = Step()
+
+
+class TimeZoneFieldMissing(WorkflowModel):
+    class Workflow:
+        time_zone_field = "tz"
+        start = Step(go)
+        done = Step()
+
+
+class UndoWithoutLog(WorkflowModel):
+    class Workflow:
+        undo = Undo(within="30m")
+        start = Step(go)
+        done = Step()
+
+
+class UndoableWithoutLog(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("go", to="done", undoable=True))
+        done = Step()
+
+
+class BadTimeLimit(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success="done", time_limit="soon")
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class BadRetryAttempts(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success="done", retry=Retry(max_attempts=0))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class BadRetryBackoff(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success="done", retry=Retry(3, backoff="3 fortnights"))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class BadUndoWindow(WorkflowModel):
+    class Workflow:
+        log = True
+        undo = Undo(within=(30, "parsecs"))
+        start = Step(go)
+        done = Step()
+
+
+class BadStateAttribute(WorkflowModel):
+    class Workflow:
+        state_attribute = "2-state"
+        start = Step(go)
+        done = Step()
+
+
+class UnknownScheduler(WorkflowModel):
+    class Workflow:
+        scheduler = "cron"
+        start = Step(go)
+        done = Step()
+
+
+class LogNotABool(WorkflowModel):
+    class Workflow:
+        log = "yes"
+        start = Step(go)
+        done = Step()
+
+
+class StateFieldNotChar(WorkflowModel):
+    state = models.IntegerField(default=0)
+
+    class Workflow:
+        start = Step(go)
+        done = Step()
+
+
+class StepNameUnderscore(WorkflowModel):
+    class Workflow:
+        _start = Step(go)
+        done = Step()

@@ -1,0 +1,70 @@
+"""System checks (SPEC §7): a corpus of hostile declarations, each reported by
+``manage.py check`` with its ID, none raising at import."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+
+from django_workflow.checks import check_workflows
+from tests.hostile.expected import EXPECTED
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def check_output():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings_hostile"}
+    result = subprocess.run(
+        [sys.executable, "-m", "django", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return result
+
+
+def reported(output, model):
+    return set(re.findall(rf"hostile\.{model}: \(django_workflow\.([EW]\d+)\)", output))
+
+
+def test_the_corpus_is_large_enough():
+    assert len(EXPECTED) >= 30
+
+
+def test_check_fails_without_a_traceback(check_output):
+    assert check_output.returncode == 1
+    assert "Traceback" not in check_output.stderr
+    assert "SystemCheckError" in check_output.stderr
+
+
+@pytest.mark.parametrize("model, code", sorted(EXPECTED.items()))
+def test_each_hostile_declaration_is_reported_with_its_id(check_output, model, code):
+    assert code in reported(check_output.stderr, model)
+
+
+def test_every_hostile_model_is_in_the_corpus(check_output):
+    found = set(re.findall(r"hostile\.(\w+): \(django_workflow", check_output.stderr))
+    assert found == set(EXPECTED)
+
+
+def test_messages_name_the_model_and_step_and_carry_a_hint(check_output):
+    lines = check_output.stderr.splitlines()
+    unknown = next(i for i, line in enumerate(lines) if "hostile.UnknownTarget:" in line)
+    assert "step 'start', transition 'go' names step 'nowhere'" in lines[unknown]
+    assert lines[unknown + 1].strip() == "HINT: Declared steps: start."
+
+
+def test_an_unknown_option_lists_the_valid_ones(check_output):
+    assert "`Workflow.stat_attribute` is not a workflow option." in check_output.stderr
+    assert "Valid options are: state_attribute, check_interval, queue," in check_output.stderr
+
+
+def test_the_shipped_test_models_pass_every_check():
+    assert check_workflows([apps.get_app_config("testapp")]) == []
