@@ -1,0 +1,57 @@
+"""The same two-step workflow written with django_workflow and with django-fsm-2."""
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+from django.utils import timezone
+from django_fsm import ConcurrentTransitionMixin, FSMField, transition
+
+from django_workflow import Step, Transition, WorkflowModel
+
+
+class Ours(WorkflowModel):
+    class Workflow:
+        log = True
+        open = Step(Transition("flip", to="closed"))
+        closed = Step(Transition("flop", to="open"))
+
+
+class PeerLog(models.Model):
+    """The peer's log row, shaped like django_workflow's TransitionLog."""
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.CharField(max_length=255)
+    from_state = models.CharField(max_length=100)
+    to_state = models.CharField(max_length=100)
+    transition_name = models.CharField(max_length=200)
+    triggered_by = models.CharField(max_length=20)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    actor_repr = models.CharField(max_length=255, blank=True)
+
+
+class Peer(ConcurrentTransitionMixin, models.Model):
+    state = FSMField(default="open", db_index=True)
+    state_entered_at = models.DateTimeField(default=timezone.now)
+
+    @transition(field=state, source="open", target="closed")
+    def flip(self):
+        self.state_entered_at = timezone.now()
+
+    @transition(field=state, source="closed", target="open")
+    def flop(self):
+        self.state_entered_at = timezone.now()
+
+    def run(self, name, actor=None):
+        """One guarded transition, saved with its log row in one transaction."""
+        before = self.state
+        with transaction.atomic(using=self._state.db):
+            getattr(self, name)()
+            self.save()
+            PeerLog.objects.using(self._state.db).create(
+                content_type=ContentType.objects.db_manager(self._state.db).get_for_model(Peer),
+                object_id=str(self.pk),
+                from_state=before,
+                to_state=self.state,
+                transition_name=name,
+                triggered_by="manual",
+                actor_repr="" if actor is None else str(actor),
+            )

@@ -1,0 +1,32 @@
+"""Settings for the benchmarks: one SQLite and one PostgreSQL database side by side."""
+
+import os
+import tempfile
+
+SECRET_KEY = "benchmarks-only"
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django_q",
+    "django_workflow",
+    "benchmarks.benchapp",
+]
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.path.join(tempfile.mkdtemp(prefix="workflow-bench-"), "bench.sqlite3"),
+        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+    },
+    "postgres": {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": os.environ.get("BENCH_PGDATABASE", "postgres"),
+        "HOST": os.environ.get("PGHOST", "127.0.0.1"),
+        "PORT": os.environ.get("PGPORT", "5432"),
+        "USER": os.environ.get("PGUSER", "postgres"),
+        "CONN_MAX_AGE": 600,
+    },
+}
+DJANGO_WORKFLOW = {"ENQUEUE_AUTOMATIC_STEPS": False}
+Q_CLUSTER = {"name": "workflow", "orm": "default", "sync": True, "timeout": 60, "retry": 120}

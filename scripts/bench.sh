@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Benchmarks (not part of the tests). Starts its own PostgreSQL like the tests do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/venv.sh
+ensure_venv .venv 3.11 "Django>=5.2,<5.3" "dev,bench"
+eval "$(scripts/postgres.sh start)"
+trap 'scripts/postgres.sh stop' EXIT
+for benchmark in "${@:-benchmarks/transitions.py}"; do
+  echo "==> $benchmark"
+  .venv/bin/python "$benchmark"
+done
