@@ -82,7 +82,10 @@ def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:
     steps: dict[str, Step] = {}
     options = dict(OPTIONS)
     unknown: list[str] = []
-    for name, value in vars(declaration).items():
+    namespace: dict[str, Any] = {}
+    for klass in reversed(declaration.__mro__[:-1]):  # a Workflow may extend another
+        namespace.update(vars(klass))
+    for name, value in namespace.items():
         if name.startswith("__"):
             continue
         if isinstance(value, Step):

@@ -144,11 +144,19 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
 # Creation -------------------------------------------------------------------
 
 
-def records_created(records: Iterable[Any], using: str | None = None) -> None:
+def records_created(records: list[Any], using: str | None = None) -> None:
     """Log the entry into the initial step and queue it when it is automatic."""
+    if not records:
+        return
+    db = using or _database(records[0])
+    workflow: CompiledWorkflow = type(records[0]).workflow
+    if workflow.log is True:
+        from .models import TransitionLog
+
+        rows = [_log_row(r, "", r.current_step, "", "initial", None, db) for r in records]
+        TransitionLog.objects.using(db).bulk_create(rows)
     for record in records:
-        db = using or _database(record)
-        _after_change(record, "", record.current_step, "", "initial", None, db)
+        _announce(record, "", record.current_step, "", "initial", None, db)
 
 
 # Shared ---------------------------------------------------------------------
@@ -231,10 +239,16 @@ def _after_change(
     error: Exception | None = None,
 ) -> None:
     """Write the log row; after commit, send the signal and queue an automatic step."""
+    if type(record).workflow.log is True:
+        _log_row(record, from_state, to_state, name, trigger, actor, db, error).save(using=db)
+    _announce(record, from_state, to_state, name, trigger, actor, db)
+
+
+def _announce(
+    record: Any, from_state: str, to_state: str, name: str, trigger: str, actor: Any, db: str
+) -> None:
     model = type(record)
     workflow: CompiledWorkflow = model.workflow
-    if workflow.log is True:
-        _write_log(record, from_state, to_state, name, trigger, actor, db, error)
     signal = partial(
         step_changed.send,
         sender=model,
@@ -252,7 +266,7 @@ def _after_change(
         transaction.on_commit(enqueue, using=db)
 
 
-def _write_log(
+def _log_row(
     record: Any,
     from_state: str,
     to_state: str,
@@ -260,14 +274,14 @@ def _write_log(
     trigger: str,
     actor: Any,
     db: str,
-    error: Exception | None,
-) -> None:
+    error: Exception | None = None,
+) -> Any:
     from django.contrib.contenttypes.models import ContentType
 
     from .models import TransitionLog
 
     is_user = isinstance(actor, get_user_model())
-    TransitionLog.objects.using(db).create(
+    return TransitionLog(
         content_type=ContentType.objects.db_manager(db).get_for_model(type(record)),
         object_id=str(record.pk),
         from_state=from_state,
