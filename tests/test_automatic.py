@@ -131,3 +131,14 @@ def test_an_update_that_is_not_a_creation_writes_no_initial_row(db):
     order = Order.objects.create()
     order.save()
     assert TransitionLog.objects.filter(object_id=str(order.pk)).count() == 1
+
+
+def test_automatic_steps_go_through_the_django_q2_queue(committed):
+    from django_q.models import Success
+
+    with committed():
+        Import.objects.create()
+    [task] = Success.objects.all()
+    assert task.func == "django_workflow.engine.run_automatic_step"
+    assert task.args[0] == "testapp.Import" and task.args[2] == "parse"
+    assert task.result == "done"

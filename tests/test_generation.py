@@ -118,3 +118,13 @@ def test_the_shipped_migration_holds_the_state_field_with_its_choices():
     assert fields["state"].choices[0] == ("screening", "Screening")
     assert fields["state"].db_index
     assert "state_entered_at" in fields
+
+
+@pytest.mark.django_db
+def test_a_proxy_shares_the_workflow_and_logs_as_its_concrete_model(recruiter):
+    from django_workflow.models import TransitionLog
+    from tests.testapp.models import CandidateProxy
+
+    proxy = CandidateProxy.objects.create(resume_words=900)
+    assert proxy.state == "screening"
+    assert TransitionLog.objects.get(object_id=str(proxy.pk)).record == Candidate.objects.get()

@@ -207,3 +207,10 @@ class Routed(WorkflowModel):
         declined = Step()
         large = Step()
         small = Step()
+
+
+class CandidateProxy(Candidate):
+    """A proxy shares its concrete model's workflow and log rows."""
+
+    class Meta:
+        proxy = True
