@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from .declaration import Retry, Route, Step, Transition, Undo
+from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
     NoRouteMatched,
     StaleRecord,
@@ -13,11 +13,13 @@ from .errors import (
 )
 
 __all__ = [
+    "Every",
     "NoRouteMatched",
     "Retry",
     "Route",
     "StaleRecord",
     "Step",
+    "Timeout",
     "Transition",
     "TransitionNotAllowed",
     "Undo",
@@ -25,6 +27,7 @@ __all__ = [
     "WorkflowError",
     "WorkflowModel",
     "WorkflowPermissionDenied",
+    "run_work",
 ]
 
 
@@ -34,4 +37,8 @@ def __getattr__(name: str) -> Any:
         from .models import WorkflowModel
 
         return WorkflowModel
+    if name == "run_work":
+        from .firing import run_work
+
+        return run_work
     raise AttributeError(f"module 'django_workflow' has no attribute {name!r}")

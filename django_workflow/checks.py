@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import zoneinfo
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from croniter import croniter
@@ -19,8 +21,8 @@ from django.db import models
 from django.db.models import Q
 
 from .compiled import OPTIONS, STATE_ENTERED_AT, CompiledWorkflow
-from .declaration import Retry, Route, Step, Transition, Undo
-from .durations import InvalidDuration, parse_duration
+from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
+from .durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta
 from .generation import STATE_MAX_LENGTH, is_generated
 
 Messages = Iterator[checks.CheckMessage]
@@ -256,31 +258,38 @@ def _check_kind(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -
             "Name the model method to run with action='method_name'.",
             "E008",
         )
+    elif step.kind == "wait" and not any(t.transition_to for t in step.timeouts):
+        yield _error(
+            model,
+            f"{_where(name)} only waits, but none of its timeouts has transition_to: "
+            "records could never leave it.",
+            "Add a Timeout(..., transition_to='step'), or a transition.",
+            "E011",
+        )
 
 
 def _check_children(model: Any, workflow: CompiledWorkflow, name: str, step: Step) -> Messages:
     for child in step.children:
-        if not isinstance(child, Transition):
+        if not isinstance(child, Transition | Timeout | Every):
             yield _error(
                 model,
-                f"{_where(name)}: {child!r} is not a Transition.",
-                "A step's positional arguments are Transition(...) declarations.",
+                f"{_where(name)}: {child!r} is not a Transition, Timeout or Every.",
+                "A step's positional arguments are Transition, Timeout and Every declarations.",
                 "E019",
             )
     if step.retry is not None and not isinstance(step.retry, Retry):
         yield _error(model, f"{_where(name)}: retry={step.retry!r} is not a Retry.", "", "E019")
     for label, routes in (("on_success", step.routes),):
         yield from _check_routes(model, name, label, routes)
-    seen: set[Any] = set()
-    for transition in step.transitions:
-        if transition.name in seen:
+    for kind, children in (("transition", step.transitions), ("deadline", step.deadlines)):
+        names = [child.name for child in children]
+        for duplicate in sorted({n for n in names if names.count(n) > 1}, key=str):
             yield _error(
                 model,
-                f"{_where(name)} declares transition {transition.name!r} twice.",
-                "Give each transition of a step its own name.",
+                f"{_where(name)} declares {kind} {duplicate!r} twice.",
+                f"Give each {kind} of a step its own name.",
                 "E015",
             )
-        seen.add(transition.name)
 
 
 def _check_routes(model: Any, step: str, entity: str, routes: tuple[Any, ...]) -> Messages:
@@ -357,7 +366,7 @@ def _check_retry(model: Any, name: str, retry: Retry) -> Messages:
 
 def _check_duration(model: Any, where: str, value: Any) -> Messages:
     try:
-        parse_duration(value)
+        parse_timedelta(value)
     except InvalidDuration as error:
         yield _error(model, f"{where}: {error}", "", "E026")
 
@@ -407,6 +416,240 @@ STEP_RULES = (
 )
 
 
+# Deadlines ------------------------------------------------------------------
+
+#: The shortest deadline each scheduler can honour.
+FLOORS = {"polling": timedelta(seconds=60), "precise": timedelta(seconds=1)}
+
+
+def check_deadlines(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for step_name, step in workflow.steps.items():
+        for timeout in step.timeouts:
+            yield from _check_timeout(model, workflow, step_name, timeout)
+        for every in step.everies:
+            yield from _check_every(model, workflow, step_name, every)
+    yield from _check_columns(model, workflow)
+    yield from _check_calculations(model, workflow)
+
+
+def _check_timeout(model: Any, workflow: CompiledWorkflow, step: str, timeout: Timeout) -> Messages:
+    where = _where(step, f"timeout {timeout.name!r}")
+    if (timeout.fire_after is None) == (timeout.fire_at is None):
+        yield _error(
+            model,
+            f"{where} needs exactly one of fire_after or fire_at.",
+            "fire_after='2d' counts from an anchor; fire_at='field' names the instant itself.",
+            "E040",
+        )
+    if timeout.fire_at is not None and timeout.field is not None:
+        yield _error(
+            model,
+            f"{where} has both fire_at and field.",
+            "fire_at already names the field holding the instant; remove field.",
+            "E041",
+        )
+    if (timeout.action is None) == (timeout.transition_to is None):
+        yield _error(
+            model,
+            f"{where} needs exactly one of action or transition_to.",
+            "An action runs once per round and stays; transition_to moves the record.",
+            "E042",
+        )
+    for option in ("field", "fire_at"):
+        anchor = getattr(timeout, option)
+        if anchor is not None:
+            yield from _check_anchor(model, workflow, where, option, anchor)
+    if timeout.action is not None:
+        yield from _check_method(model, where, timeout.action)
+    if timeout.retry is not None and timeout.action is None:
+        yield _error(model, f"{where} declares retry but runs no action.", "Remove retry.", "E022")
+    if timeout.fire_after is not None:
+        yield from _check_deadline_duration(
+            model, workflow, where, "fire_after", timeout.fire_after, timeout
+        )
+    yield from _check_cron(model, where, timeout.check_interval)
+
+
+def _check_every(model: Any, workflow: CompiledWorkflow, step: str, every: Every) -> Messages:
+    where = _where(step, f"every {every.name!r}")
+    if every.action is None:
+        yield _error(
+            model,
+            f"{where} has no action.",
+            "An every runs an action on an interval; to leave the step, use a Timeout.",
+            "E046",
+        )
+    else:
+        yield from _check_method(model, where, every.action)
+    interval = yield from _check_deadline_duration(
+        model, workflow, where, "interval", every.interval, every
+    )
+    until = yield from _parsed(model, where, "until", every.until) if every.until else None
+    if interval is not None and until is not None and _days(until) <= _days(interval):
+        yield _error(
+            model,
+            f"{where}: until ({every.until!r}) is not longer than interval ({every.interval!r}).",
+            "until must be strictly longer than interval, or the every can never fire.",
+            "E047",
+        )
+    reserved = (STATE_ENTERED_AT, workflow.state_attribute)
+    if every.last_fired_field in reserved:
+        yield _error(
+            model,
+            f"{where}: last_fired_field {every.last_fired_field!r} is written by the workflow.",
+            "Name a column of its own, or leave last_fired_field out.",
+            "E045",
+        )
+    yield from _check_cron(model, where, every.check_interval)
+
+
+def _check_method(model: Any, where: str, action: Any) -> Messages:
+    if not callable(getattr(model, str(action), None)):
+        yield _error(
+            model,
+            f"{where}: action {action!r} is not a method of the model.",
+            f"Define `def {action}(self):` on {model.__name__}.",
+            "E016",
+        )
+
+
+def _parsed(model: Any, where: str, option: str, value: Any) -> Any:
+    try:
+        return parse_duration(value)
+    except InvalidDuration as error:
+        yield _error(model, f"{where}: {option} {error}", "", "E026")
+        return None
+
+
+def _check_deadline_duration(
+    model: Any, workflow: CompiledWorkflow, where: str, option: str, value: Any, entity: Any
+) -> Any:
+    duration = yield from _parsed(model, where, option, value)
+    if duration is None or getattr(entity, "self_scheduled", False):
+        return duration
+    scheduler = workflow.scheduler if workflow.scheduler in FLOORS else "polling"
+    floor = FLOORS[scheduler]
+    if isinstance(duration, timedelta) and duration < floor:
+        yield _error(
+            model,
+            f"{where}: {option} {value!r} is shorter than the {scheduler} scheduler can "
+            f"honour ({int(floor.total_seconds())} s).",
+            "Use scheduler = 'precise' for sub-minute deadlines, or self_scheduled=True "
+            "and run it with run_work() yourself.",
+            "E048",
+        )
+    elif scheduler == "polling":
+        yield from _warn_check_interval(model, workflow, where, option, value, duration, entity)
+    return duration
+
+
+def _warn_check_interval(
+    model: Any,
+    workflow: CompiledWorkflow,
+    where: str,
+    option: str,
+    value: Any,
+    duration: Any,
+    entity: Any,
+) -> Messages:
+    cron = entity.check_interval or workflow.check_interval
+    period = _cron_period(cron)
+    if period is not None and timedelta(days=_days(duration)) < period:
+        yield checks.Warning(
+            f"{model._meta.label}: {where}: {option} {value!r} is shorter than the period "
+            f"of its check_interval {cron!r} ({period}); it will fire late.",
+            hint="Set a shorter check_interval on the workflow or on this deadline.",
+            obj=model,
+            id="django_workflow.W001",
+        )
+
+
+def _cron_period(cron: Any) -> timedelta | None:
+    """The longest gap between two consecutive runs of a cron expression."""
+    if not croniter.is_valid(str(cron)):
+        return None
+    runs = croniter(str(cron), datetime(2026, 1, 1))
+    instants = [runs.get_next(datetime) for _ in range(8)]
+    return max(later - earlier for earlier, later in pairwise(instants))
+
+
+def _days(duration: Any) -> float:
+    if isinstance(duration, BusinessDays):
+        return float(duration.days)
+    return duration / timedelta(days=1)
+
+
+def _check_cron(model: Any, where: str, cron: Any) -> Messages:
+    if cron is not None and not croniter.is_valid(str(cron)):
+        yield _error(
+            model,
+            f"{where}: check_interval {cron!r} is not a valid cron expression.",
+            'Write five cron fields, e.g. "*/5 * * * *".',
+            "E023",
+        )
+
+
+def _check_anchor(
+    model: Any, workflow: CompiledWorkflow, where: str, option: str, anchor: Any
+) -> Messages:
+    calculations = workflow.calculations if isinstance(workflow.calculations, dict) else {}
+    if isinstance(anchor, str) and anchor in calculations:
+        return
+    field = _field(model, anchor) if isinstance(anchor, str) else None
+    if not isinstance(field, models.DateTimeField):
+        yield _error(
+            model,
+            f"{where}: {option} {anchor!r} is not a DateTimeField of the model nor a "
+            "name in Workflow.calculations.",
+            "Name a DateTimeField, or declare the expression in Workflow.calculations.",
+            "E043",
+        )
+
+
+def _check_columns(model: Any, workflow: CompiledWorkflow) -> Messages:
+    from .generation import deadline_columns
+
+    writers: dict[str, list[str]] = {}
+    for column, label in deadline_columns(workflow):
+        writers.setdefault(column, []).append(label.split()[1])
+    for column, names in writers.items():
+        if len(names) > 1:
+            yield _error(
+                model,
+                f"deadlines {', '.join(names)} would all write the column {column!r}.",
+                "Rename a step or deadline, or give an every its own last_fired_field.",
+                "E044",
+            )
+        field = _field(model, column)
+        if field is not None and not (isinstance(field, models.DateTimeField) and field.null):
+            yield _error(
+                model,
+                f"the column {column!r} that {names[0]} writes is declared as a "
+                f"{type(field).__name__} that is not a nullable DateTimeField.",
+                "Remove the field so it is generated, or make it DateTimeField(null=True).",
+                "E044",
+            )
+
+
+def _check_calculations(model: Any, workflow: CompiledWorkflow) -> Messages:
+    calculations = workflow.calculations if isinstance(workflow.calculations, dict) else {}
+    for name, expression in calculations.items():
+        if not hasattr(expression, "resolve_expression"):
+            yield _error(
+                model,
+                f"calculation {name!r} is {expression!r}, not a database expression.",
+                "Write an expression such as F('submitted_at') + timedelta(days=2).",
+                "E027",
+            )
+        elif _field(model, name) is not None:
+            yield _error(
+                model,
+                f"calculation {name!r} has the name of a field of the model.",
+                "Give the calculation a name of its own.",
+                "E027",
+            )
+
+
 # Names and the graph --------------------------------------------------------
 
 
@@ -451,6 +694,9 @@ def _targets(step: Step) -> Iterator[tuple[str, Any]]:
         yield "on_success", getattr(route, "to", route)
     if step.on_error is not None:
         yield "on_error", step.on_error
+    for timeout in step.timeouts:
+        if timeout.transition_to is not None:
+            yield f"timeout {timeout.name!r}", timeout.transition_to
 
 
 def check_method_names(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -525,6 +771,7 @@ RULES = (
     check_options,
     check_state_field,
     check_steps,
+    check_deadlines,
     check_references,
     check_reachable,
     check_method_names,

@@ -7,6 +7,7 @@ listed in ``unknown_options``) for the checks to report.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .declaration import Step, Transition
@@ -72,6 +73,32 @@ class CompiledWorkflow:
         if name in policies:
             return policies[name]
         return self.steps[step_name].policy
+
+    @cached_property
+    def works(self) -> tuple[Any, ...]:
+        """Every unit of work: automatic steps, timeouts and every, in declaration order."""
+        from .work import compile_works
+
+        return compile_works(self)
+
+    def work(self, name: str) -> Any:
+        for work in self.works:
+            if work.name == name:
+                return work
+        raise LookupError(
+            f"{self.model.__name__} has no work {name!r}; "
+            f"its works are: {', '.join(w.name for w in self.works)}."
+        )
+
+    def fired_fields(self, step_name: str) -> list[str]:
+        """The fired columns of a step's action timeouts: cleared on every entry."""
+        return [w.fired_field for w in self.works if w.step == step_name and w.fired_field]
+
+    def queryset(self, using: str | None = None) -> Any:
+        """The model's rows with ``calculations`` aliased, so a Work's ``match`` applies."""
+        rows = self.model._base_manager.using(using)
+        calculations = self.calculations if isinstance(self.calculations, dict) else {}
+        return rows.alias(**calculations) if calculations else rows
 
     def choices(self) -> list[tuple[str, str]]:
         return [(name, name.replace("_", " ").capitalize()) for name in self.steps]

@@ -8,7 +8,7 @@ typo cannot crash Django start-up.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -76,6 +76,39 @@ class Transition:
         return (self.to,) if self.to is not None else ()
 
 
+@dataclass(frozen=True)
+class Timeout:
+    """A deadline in a step: run ``action`` once per round, or move ``transition_to``.
+
+    ``fire_after`` counts from ``field`` (default ``state_entered_at``); ``fire_at``
+    names a field holding the instant itself.
+    """
+
+    name: str
+    _: KW_ONLY
+    fire_after: Duration | None = None
+    fire_at: str | None = None
+    field: str | None = None
+    action: str | None = None
+    transition_to: str | None = None
+    check_interval: str | None = None
+    self_scheduled: bool = False
+    retry: Retry | None = None
+
+
+@dataclass(frozen=True)
+class Every:
+    """Run ``action`` every ``interval`` while a record stays in the step, until ``until``."""
+
+    name: str
+    _: KW_ONLY
+    interval: Duration | None = None
+    action: str | None = None
+    until: Duration | None = None
+    last_fired_field: str | None = None
+    check_interval: str | None = None
+
+
 @dataclass(frozen=True, init=False)
 class Step:
     """A state a record can be in: automatic, manual, wait or terminal."""
@@ -121,6 +154,18 @@ class Step:
         return tuple(child for child in self.children if isinstance(child, Transition))
 
     @property
+    def timeouts(self) -> tuple[Timeout, ...]:
+        return tuple(child for child in self.children if isinstance(child, Timeout))
+
+    @property
+    def everies(self) -> tuple[Every, ...]:
+        return tuple(child for child in self.children if isinstance(child, Every))
+
+    @property
+    def deadlines(self) -> tuple[Timeout | Every, ...]:
+        return tuple(child for child in self.children if isinstance(child, Timeout | Every))
+
+    @property
     def routes(self) -> tuple[Any, ...]:
         """``on_success`` as routes: a plain step name is one unconditional route."""
         if self.on_success is None:
@@ -151,7 +196,7 @@ class Step:
             return "manual"
         if self.is_terminal:
             return "terminal"
-        return "wait"
+        return "wait"  # only timeouts and every
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

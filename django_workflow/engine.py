@@ -16,15 +16,15 @@ from typing import Any
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import router, transaction
-from django.db.models import Q, Value
-from django.db.models.sql import Query
-from django.db.models.sql.constants import SINGLE
+from django.db.models import Q
 from django.utils import timezone
 
+from . import rearming
 from .compiled import STATE_ENTERED_AT, CompiledWorkflow
 from .conf import workflow_settings
 from .declaration import Route
 from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from .evaluation import holds
 from .signals import step_changed
 
 logger = logging.getLogger("django_workflow")
@@ -60,13 +60,12 @@ def run_transition(
     guard = {workflow.state_attribute: step}
     for attname in _fields_read(declared.routes, model) - set(accepted):
         guard[attname] = getattr(record, attname)
-    changes = {workflow.state_attribute: target, STATE_ENTERED_AT: timezone.now(), **accepted}
+    changes = {**entry_changes(workflow, target, timezone.now()), **accepted}
     with transaction.atomic(using=db):
         if not model._base_manager.using(db).filter(pk=record.pk, **guard).update(**changes):
             raise StaleRecord(record, tuple(guard))
         _after_change(record, step, target, name, "manual", actor, db)
-    for field_name, value in changes.items():
-        setattr(record, field_name, value)
+    _apply(record, changes)
     return record
 
 
@@ -104,8 +103,7 @@ def run_step(model: Any, pk: Any, step: str) -> str | None:
         except Exception as error:
             logger.exception("%s %s: action %r failed", model.__name__, pk, declared.action)
             return _take_error_path(model, pk, step, error, db)
-        setattr(record, workflow.state_attribute, target)
-        setattr(record, STATE_ENTERED_AT, timezone.now())
+        _apply(record, entry_changes(workflow, target, timezone.now()))
         record.save()
         _after_change(record, step, target, declared.action, "automatic", None, db)
     return target
@@ -117,10 +115,9 @@ def _take_error_path(model: Any, pk: Any, step: str, error: Exception, db: str) 
     if declared.on_error is None:
         return None
     record = model._base_manager.using(db).get(pk=pk)
-    changes = {workflow.state_attribute: declared.on_error, STATE_ENTERED_AT: timezone.now()}
+    changes = entry_changes(workflow, declared.on_error, timezone.now())
     model._base_manager.using(db).filter(pk=pk).update(**changes)
-    for field_name, value in changes.items():
-        setattr(record, field_name, value)
+    _apply(record, changes)
     _after_change(
         record, step, declared.on_error, declared.action, "error_path", None, db, error=error
     )
@@ -162,6 +159,19 @@ def records_created(records: list[Any], using: str | None = None) -> None:
 # Shared ---------------------------------------------------------------------
 
 
+def entry_changes(workflow: CompiledWorkflow, step: str, now: Any) -> dict[str, Any]:
+    """What entering ``step`` writes: the step, the entry instant, fresh action timeouts."""
+    changes = {workflow.state_attribute: step, STATE_ENTERED_AT: now}
+    changes.update(dict.fromkeys(workflow.fired_fields(step)))
+    return changes
+
+
+def _apply(record: Any, changes: dict[str, Any]) -> None:
+    for name, value in changes.items():
+        setattr(record, name, value)
+    rearming.remember(record)
+
+
 def choose_route(routes: Iterable[Any], record: Any, db: str) -> str | None:
     """The ``to`` of the first route whose ``when`` holds for ``record``."""
     for route in routes:
@@ -174,22 +184,8 @@ def _holds(when: Any, record: Any, db: str) -> bool:
     if when is None:
         return True
     if isinstance(when, Q):
-        return _q_holds(when, record, db)
+        return holds(when, record, db)
     return bool(when(record))
-
-
-def _q_holds(condition: Q, record: Any, db: str) -> bool:
-    """Evaluate ``condition`` against the instance's values, not the row in the database."""
-    query = Query(None)
-    for field in record._meta.concrete_fields:
-        value = getattr(record, field.attname)
-        output = field.target_field if field.is_relation else field
-        query.add_annotation(Value(value, output_field=output), field.attname, select=False)
-        if field.name != field.attname:
-            query.add_annotation(Value(value, output_field=output), field.name, select=False)
-    query.add_annotation(Value(1), "_holds")
-    query.add_q(condition)
-    return query.get_compiler(using=db).execute_sql(SINGLE) is not None
 
 
 def _fields_read(routes: Iterable[Any], model: Any) -> set[str]:
@@ -227,6 +223,32 @@ def _database(record: Any) -> str:
     return record._state.db or router.db_for_write(type(record), instance=record)
 
 
+def log_event(
+    record: Any, from_state: str, to_state: str, name: str, trigger: str, actor: Any, db: str
+) -> None:
+    """Write a log row (when the workflow logs) for an event that is not a step change."""
+    if type(record).workflow.log is True:
+        _log_row(record, from_state, to_state, name, trigger, actor, db).save(using=db)
+
+
+def after_bulk_change(
+    model: Any, pks: list[Any], from_state: str, to_state: str, name: str, trigger: str, db: str
+) -> None:
+    """``_after_change`` for many records moved by one UPDATE."""
+    workflow: CompiledWorkflow = model.workflow
+    records: list[Any] = [model(pk=pk) for pk in pks]
+    if step_changed.has_listeners(model):
+        loaded = model._base_manager.using(db).in_bulk(pks)
+        records = [loaded[pk] for pk in pks]
+    if workflow.log is True:
+        from .models import TransitionLog
+
+        rows = [_log_row(r, from_state, to_state, name, trigger, None, db) for r in records]
+        TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
+    for record in records:
+        _announce(record, from_state, to_state, name, trigger, None, db)
+
+
 def _after_change(
     record: Any,
     from_state: str,
@@ -249,17 +271,18 @@ def _announce(
 ) -> None:
     model = type(record)
     workflow: CompiledWorkflow = model.workflow
-    signal = partial(
-        step_changed.send,
-        sender=model,
-        instance=record,
-        from_state=from_state or None,
-        to_state=to_state,
-        transition=name or None,
-        trigger=trigger,
-        actor=actor,
-    )
-    transaction.on_commit(signal, using=db)
+    if step_changed.has_listeners(model):
+        signal = partial(
+            step_changed.send,
+            sender=model,
+            instance=record,
+            from_state=from_state or None,
+            to_state=to_state,
+            transition=name or None,
+            trigger=trigger,
+            actor=actor,
+        )
+        transaction.on_commit(signal, using=db)
     target = workflow.steps.get(to_state)
     if target is not None and target.is_automatic and workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
         enqueue = partial(enqueue_step, model._meta.label, record.pk, to_state, workflow.queue)

@@ -7,14 +7,17 @@ a base class) already defines is left alone: generate-if-missing.
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 from typing import Any
 
 from django.db import models
+from django.db.models import Q
 from django.db.models.base import ModelBase
 from django.utils import timezone
 
 from .compiled import STATE_ENTERED_AT, CompiledWorkflow, compile_workflow
+from .work import fired_column, last_fired_column
 
 STATE_MAX_LENGTH = 100
 
@@ -104,6 +107,53 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
     for name in workflow.transition_names:
         if name.isidentifier() and not keyword.iskeyword(name) and not defines(name, attrs, bases):
             attrs[name] = transition_method(name)
+    for column, label in deadline_columns(workflow):
+        if column.isidentifier() and not defines(column, attrs, bases):
+            attrs[column] = models.DateTimeField(
+                null=True, blank=True, editable=False, help_text=label
+            )
+
+
+def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
+    """The fired column of each action timeout and the last-fired column of each every."""
+    columns = []
+    for step_name, step in workflow.steps.items():
+        for timeout in step.timeouts:
+            if timeout.action and isinstance(timeout.name, str):
+                column = fired_column(step_name, timeout.name)
+                columns.append((column, f"When {step_name}.{timeout.name} fired this round."))
+        for every in step.everies:
+            if isinstance(every.name, str):
+                column = last_fired_column(step_name, every)
+                columns.append((column, f"When {step_name}.{every.name} last fired."))
+    return columns
+
+
+def deadline_indexes(model: Any, workflow: CompiledWorkflow) -> list[models.Index]:
+    """A (state, anchor) index per deadline; action timeouts' only cover unfired rows.
+
+    Rows whose reminder already fired this round would otherwise sit in the
+    index range and be read again by every poll.
+    """
+    local = {field.name for field in model._meta.local_fields}
+    state = workflow.state_attribute
+    shapes: dict[tuple[tuple[str, ...], str | None], None] = {}
+    for step_name, step in workflow.steps.items():
+        for timeout in step.timeouts:
+            anchor = timeout.fire_at or timeout.field or STATE_ENTERED_AT
+            unfired = fired_column(step_name, timeout.name) if timeout.action else None
+            shapes[((state, anchor), unfired)] = None
+        for every in step.everies:
+            shapes[((state, last_fired_column(step_name, every)), None)] = None
+    indexes = []
+    for (fields, unfired), _ in shapes.items():
+        if not set(fields) <= local or (unfired is not None and unfired not in local):
+            continue  # a calculation anchor, or columns that live on a parent table
+        condition = Q(**{f"{unfired}__isnull": True}) if unfired else None
+        key = f"{model._meta.db_table}:{','.join(fields)}:{unfired}"
+        name = "wf_" + hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()[:24]
+        indexes.append(models.Index(fields=list(fields), condition=condition, name=name))
+    return indexes
 
 
 class WorkflowModelBase(ModelBase):
@@ -119,7 +169,19 @@ class WorkflowModelBase(ModelBase):
         cls = super().__new__(mcs, name, bases, attrs, **kwargs)
         cls._workflow_declaration = declaration
         cls.workflow = compile_workflow(cls, declaration) if declaration is not None else None
+        if cls.workflow is not None and not (cls._meta.abstract or cls._meta.proxy):
+            try:
+                _add_indexes(cls, deadline_indexes(cls, cls.workflow))
+            except Exception as error:  # reported by the checks, never at import
+                cls._workflow_import_error = error
         return cls
+
+
+def _add_indexes(cls: Any, indexes: list[models.Index]) -> None:
+    if indexes:
+        cls._meta.indexes = [*cls._meta.indexes, *indexes]
+        # Migrations read the indexes of models whose Meta declared some.
+        cls._meta.original_attrs["indexes"] = cls._meta.indexes
 
 
 def _inherited_declaration(bases: tuple[type, ...]) -> type | None:

@@ -10,12 +10,23 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.utils import timezone
 
+from . import rearming
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 
 
 class WorkflowQuerySet(models.QuerySet):
-    """Keeps ``bulk_create`` on the workflow path: initial log rows and automatic steps."""
+    """Keeps ``bulk_create`` and ``update`` on the workflow path.
+
+    ``bulk_create`` logs the initial rows and queues automatic steps;
+    ``update`` re-arms action timeouts whose anchor it moves later.
+    """
+
+    def update(self, **values: Any) -> int:
+        workflow = getattr(self.model, "workflow", None)
+        if workflow is not None:
+            values = rearming.rearm_in_update(workflow, values)
+        return super().update(**values)
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
         from . import engine
@@ -38,13 +49,29 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     class Meta:
         abstract = True
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
+    def save(self, *args: Any, update_fields: Any = None, **kwargs: Any) -> None:
         adding = self._state.adding
-        super().save(*args, **kwargs)
-        if adding and type(self).workflow is not None:
+        workflow = type(self).workflow
+        if workflow is not None and not adding:
+            update_fields = rearming.rearm_before_save(self, update_fields)
+        super().save(*args, update_fields=update_fields, **kwargs)
+        rearming.remember(self)
+        if adding and workflow is not None:
             from . import engine
 
             engine.records_created([self], using=self._state.db)
+
+    @classmethod
+    def from_db(cls, db: Any, field_names: Any, values: Any) -> WorkflowModel:
+        instance = super().from_db(db, field_names, values)
+        rearming.remember(instance)
+        return instance
+
+    def pending_deadlines(self) -> list[Any]:
+        """The current step's deadlines that will fire as things stand, soonest first."""
+        from .scheduling import pending_deadlines
+
+        return pending_deadlines(self)
 
     def transition(
         self, name: str, actor: Any = None, *, authorize: bool = True, **accepted: Any

@@ -1,10 +1,12 @@
 import uuid
+from datetime import date, timedelta
 
+import holidays
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
-from django_workflow import Retry, Route, Step, Transition, WorkflowModel
+from django_workflow import Every, Retry, Route, Step, Timeout, Transition, WorkflowModel
 from django_workflow.policies import (
     actor_attribute_equals,
     has_perm,
@@ -214,3 +216,140 @@ class CandidateProxy(Candidate):
 
     class Meta:
         proxy = True
+
+
+class Proposal(WorkflowModel):
+    """Deadlines of every kind in one manual step."""
+
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    respond_by = models.DateTimeField(null=True, blank=True)
+    reminders = models.IntegerField(default=0)
+    nags = models.IntegerField(default=0)
+    chases = models.IntegerField(default=0)
+    follow_ups = models.IntegerField(default=0)
+    notices = models.IntegerField(default=0)
+    calculated = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+        calculations = {"answer_due": F("submitted_at") + timedelta(hours=2)}
+
+        review = Step(
+            Transition("approve", to="approved"),
+            Transition("bounce", to="review"),
+            Timeout("reminder", fire_after="2d", action="remind"),
+            Timeout("escalation", fire_after="10d", transition_to="escalated"),
+            Every("nag", interval="2d", action="nag", until="8d"),
+            Timeout("chase", fire_at="respond_by", action="chase"),
+            Timeout("follow_up", fire_after="1h", field="submitted_at", action="follow_up"),
+            Timeout("first_notice", fire_after="3d", action="notify"),
+            Timeout("second_notice", fire_after="5d", action="notify"),
+            Timeout("answer", fire_at="answer_due", action="calculate"),
+        )
+        approved = Step()
+        escalated = Step(Transition("approve", to="approved"))
+
+    def remind(self):
+        self.reminders += 1
+
+    def nag(self):
+        self.nags += 1
+
+    def chase(self):
+        self.chases += 1
+
+    def follow_up(self):
+        self.follow_ups += 1
+
+    def notify(self):
+        self.notices += 1
+
+    def calculate(self):
+        self.calculated += 1
+
+
+class Monitor(WorkflowModel):
+    """A wait step whose action moves its own anchor: a periodic check."""
+
+    next_check_at = models.DateTimeField(null=True, blank=True)
+    checks = models.IntegerField(default=0)
+    fail_checks = models.BooleanField(default=False)
+
+    class Workflow:
+        log = True
+
+        monitoring = Step(
+            Timeout("check", fire_at="next_check_at", action="run_check"),
+            Timeout("give_up", fire_after="10d", transition_to="stopped"),
+        )
+        stopped = Step()
+
+    def run_check(self):
+        if self.fail_checks:
+            raise RuntimeError("check failed")
+        self.checks += 1
+        self.next_check_at += timedelta(days=1)
+
+
+class Claim(WorkflowModel):
+    """Business days in Zagreb with two holidays."""
+
+    reminders = models.IntegerField(default=0)
+
+    class Workflow:
+        time_zone = "Europe/Zagreb"
+        holidays = [date(2026, 12, 25), "2026-12-26"]
+
+        review = Step(
+            Transition("approve", to="approved"),
+            Timeout("reminder", fire_after="3bd", action="remind"),
+            Timeout("escalation", fire_after="5bd", transition_to="escalated"),
+        )
+        approved = Step()
+        escalated = Step()
+
+    def remind(self):
+        self.reminders += 1
+
+
+class NationalClaim(WorkflowModel):
+    """Business days per record: its own time zone and a national calendar."""
+
+    country = models.CharField(max_length=2, default="HR")
+    tz = models.CharField(max_length=50, blank=True)
+
+    class Workflow:
+        time_zone_field = "tz"
+        holidays = "national_holidays"
+
+        review = Step(
+            Transition("approve", to="approved"),
+            Timeout("escalation", fire_after="1bd", transition_to="escalated"),
+        )
+        approved = Step()
+        escalated = Step()
+
+    def national_holidays(self):
+        return holidays.country_holidays(self.country)
+
+
+class SideEffect(models.Model):
+    """One row per action run, to count side effects rather than fired columns."""
+
+    batch = models.ForeignKey("Batch", on_delete=models.CASCADE)
+
+
+class Batch(WorkflowModel):
+    """Many records due at once, for exactly-once firing across processes."""
+
+    class Workflow:
+        log = True
+
+        waiting = Step(
+            Timeout("ping", fire_after="1d", action="ping"),
+            Timeout("expire", fire_after="2d", transition_to="expired"),
+        )
+        expired = Step()
+
+    def ping(self):
+        SideEffect.objects.create(batch=self)

@@ -1,0 +1,87 @@
+"""When is a record due? ``due_at`` and the pending deadlines of a record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from .compiled import STATE_ENTERED_AT
+from .durations import add_duration, holiday_calendar
+from .evaluation import evaluate
+from .work import Work
+
+
+@dataclass(frozen=True)
+class PendingDeadline:
+    name: str
+    kind: str  # "action" | "transition" | "every"
+    due_at: datetime
+    target: str  # the action to run, or the step to move to
+
+
+def due_at(work: Work, record: Any) -> datetime | None:
+    """The instant ``record`` becomes due for ``work``, or ``None`` if it never will as it is."""
+    if getattr(record, work.state_attribute) != work.step:
+        return None
+    if work.kind == "step":
+        return getattr(record, STATE_ENTERED_AT)
+    if work.kind == "every":
+        return _every_due(work, record)
+    if work.fired_field and getattr(record, work.fired_field) is not None:
+        return None
+    anchor = anchor_value(record, work.deadline.field)
+    if anchor is None or work.deadline.fire_after is None:
+        return anchor
+    return add_duration(anchor, work.deadline.fire_after, zone_of(record), calendar_of(record))
+
+
+def _every_due(work: Work, record: Any) -> datetime | None:
+    entered = getattr(record, STATE_ENTERED_AT)
+    last = getattr(record, work.last_fired_field)
+    since = entered if last is None else max(last, entered)
+    zone, calendar = zone_of(record), calendar_of(record)
+    due = add_duration(since, work.deadline.fire_after, zone, calendar)
+    if work.until is not None and due >= add_duration(entered, work.until, zone, calendar):
+        return None
+    return due
+
+
+def pending_deadlines(record: Any) -> list[PendingDeadline]:
+    """The current step's deadlines that will fire as things stand, soonest first."""
+    workflow = type(record).workflow
+    pending = []
+    for work in workflow.works:
+        if work.kind == "step" or (due := due_at(work, record)) is None:
+            continue
+        kind = "every" if work.kind == "every" else "transition" if work.transition_to else "action"
+        target = work.transition_to or work.action
+        pending.append(PendingDeadline(work.entity, kind, due, target))
+    return sorted(pending, key=lambda deadline: deadline.due_at)
+
+
+def zone_of(record: Any) -> ZoneInfo:
+    """The record's time zone: ``time_zone_field`` when it holds a value, else ``time_zone``."""
+    workflow = type(record).workflow
+    name = getattr(record, workflow.time_zone_field, None) if workflow.time_zone_field else None
+    return ZoneInfo(name or workflow.time_zone)
+
+
+def calendar_of(record: Any) -> Any:
+    """The record's holidays: the option itself, or what the named model method returns."""
+    spec = type(record).workflow.holidays
+    if isinstance(spec, str):
+        spec = getattr(record, spec)()
+    return holiday_calendar(spec)
+
+
+def anchor_value(record: Any, name: str) -> datetime | None:
+    """A field's value, or a calculation evaluated against the instance's values."""
+    workflow = type(record).workflow
+    calculations = workflow.calculations if isinstance(workflow.calculations, dict) else {}
+    if name not in calculations:
+        return getattr(record, name)
+    if name in record.__dict__:  # annotated by the query that loaded it
+        return record.__dict__[name]
+    return evaluate(calculations[name], record, record._state.db or "default")

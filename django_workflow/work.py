@@ -1,0 +1,184 @@
+"""Units of scheduled work: what every automatic step, timeout and every compiles to.
+
+A ``Work`` is all a scheduler is given. ``match(now)`` selects the records
+eligible at ``now`` with bind parameters computed in Python (so time travel
+in tests moves it too); ``deadline`` is the rule ``due_at`` turns into an
+instant per record. The two agree: for calendar durations ``match`` is exact;
+for business days it is a pre-filter on a calendar lower bound that the
+index still serves, and ``due_at`` decides the instant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from .compiled import STATE_ENTERED_AT
+from .declaration import Every, Retry, Step, Timeout
+from .durations import BusinessDays, parse_duration, shortest
+
+Duration = timedelta | BusinessDays
+
+#: Each kind of work, and its name prefix (a durable key: schedulers store it).
+KINDS = ("step", "timeout", "every")
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """``field`` plus ``fire_after``; with ``fire_after=None`` the field holds the instant."""
+
+    field: str
+    fire_after: Duration | None = None
+
+
+@dataclass(frozen=True)
+class Work:
+    name: str
+    kind: str
+    step: str
+    #: The declared name: the step's, the timeout's or the every's.
+    entity: str
+    state_attribute: str
+    deadline: Deadline | None
+    retry: Retry
+    check_interval: str
+    queue: str
+    action: str | None = None
+    transition_to: str | None = None
+    until: Duration | None = None
+    fired_field: str | None = None
+    last_fired_field: str | None = None
+    #: Fired columns written together when this work fires (timeouts sharing the action).
+    fired_together: tuple[str, ...] = ()
+    self_scheduled: bool = False
+
+    @property
+    def exact(self) -> bool:
+        """Whether ``match`` alone decides eligibility (no business-day arithmetic)."""
+        durations = (self.deadline.fire_after if self.deadline else None, self.until)
+        return not any(isinstance(d, BusinessDays) for d in durations)
+
+    @property
+    def log_name(self) -> str:
+        """The name written to the log: the internal action of a transition timeout."""
+        if self.transition_to is not None:
+            return f"__timeout_{self.step}_{self.entity}"
+        return self.entity
+
+    @property
+    def anchor(self) -> str:
+        """The column a poll orders by, so PostgreSQL walks the index."""
+        if self.kind == "every":
+            return self.last_fired_field or STATE_ENTERED_AT
+        return self.deadline.field if self.deadline else "pk"
+
+    def match(self, now: datetime | None = None) -> Q:
+        """Records eligible at ``now`` (a pre-filter for business days; see ``exact``)."""
+        now = now or timezone.now()
+        in_step = Q(**{self.state_attribute: self.step})
+        if self.kind == "step":
+            return in_step
+        if self.kind == "every":
+            return self._every_match(in_step, now)
+        deadline = self.deadline
+        cutoff = now if deadline.fire_after is None else now - shortest(deadline.fire_after)
+        condition = in_step & Q(**{f"{deadline.field}__lte": cutoff})
+        if self.fired_field:
+            condition &= Q(**{f"{self.fired_field}__isnull": True})
+        return condition
+
+    def _every_match(self, in_step: Q, now: datetime) -> Q:
+        # Due once `interval` has passed since the later of the last firing and the entry.
+        # Each OR branch repeats the step so SQLite can use an index per branch.
+        cutoff = now - shortest(self.deadline.fire_after)
+        entered = Q(**{f"{STATE_ENTERED_AT}__lte": cutoff})
+        if isinstance(self.until, timedelta):
+            entered &= Q(**{f"{STATE_ENTERED_AT}__gt": now - self.until})
+        never = Q(**{f"{self.last_fired_field}__isnull": True})
+        long_ago = Q(**{f"{self.last_fired_field}__lte": cutoff})
+        return (in_step & never & entered) | (in_step & long_ago & entered)
+
+
+def fired_column(step: str, timeout: str) -> str:
+    return f"{step}_{timeout}_fired_at"
+
+
+def last_fired_column(step: str, every: Every) -> str:
+    return every.last_fired_field or f"{step}_{every.name}_last_fired_at"
+
+
+def compile_works(workflow: Any) -> tuple[Work, ...]:
+    """Every unit of work of a compiled workflow, in declaration order."""
+    works: list[Work] = []
+    for step_name, step in workflow.steps.items():
+        if step.is_automatic:
+            works.append(_step_work(workflow, step_name, step))
+        for deadline in step.deadlines:
+            works.append(_deadline_work(workflow, step_name, step, deadline))
+    return tuple(works)
+
+
+def _common(workflow: Any, step: str) -> dict[str, Any]:
+    return {
+        "step": step,
+        "state_attribute": workflow.state_attribute,
+        "queue": workflow.queue,
+    }
+
+
+def _step_work(workflow: Any, name: str, step: Step) -> Work:
+    return Work(
+        name=f"step:{name}",
+        kind="step",
+        entity=name,
+        deadline=None,
+        retry=step.retry or Retry(),
+        check_interval=workflow.check_interval,
+        action=step.action,
+        **_common(workflow, name),
+    )
+
+
+def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | Every) -> Work:
+    check_interval = entity.check_interval or workflow.check_interval
+    if isinstance(entity, Every):
+        return Work(
+            name=f"every:{step_name}.{entity.name}",
+            kind="every",
+            entity=entity.name,
+            deadline=Deadline(STATE_ENTERED_AT, parse_duration(entity.interval)),
+            retry=Retry(),
+            check_interval=check_interval,
+            action=entity.action,
+            until=parse_duration(entity.until) if entity.until is not None else None,
+            last_fired_field=last_fired_column(step_name, entity),
+            **_common(workflow, step_name),
+        )
+    if entity.fire_at is not None:
+        deadline = Deadline(entity.fire_at)
+    else:
+        deadline = Deadline(entity.field or STATE_ENTERED_AT, parse_duration(entity.fire_after))
+    fired = fired_column(step_name, entity.name) if entity.action else None
+    together = tuple(
+        fired_column(step_name, other.name)
+        for other in step.timeouts
+        if fired and other.action == entity.action
+    )
+    return Work(
+        name=f"timeout:{step_name}.{entity.name}",
+        kind="timeout",
+        entity=entity.name,
+        deadline=deadline,
+        retry=entity.retry or Retry(),
+        check_interval=check_interval,
+        action=entity.action,
+        transition_to=entity.transition_to,
+        fired_field=fired,
+        fired_together=together,
+        self_scheduled=entity.self_scheduled,
+        **_common(workflow, step_name),
+    )
