@@ -22,7 +22,13 @@ from django.db.models import Q
 
 from .compiled import OPTIONS, STATE_ENTERED_AT, CompiledWorkflow
 from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
-from .durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta
+from .durations import (
+    BusinessDays,
+    InvalidDuration,
+    holiday_calendar,
+    parse_duration,
+    parse_timedelta,
+)
 from .generation import STATE_MAX_LENGTH, is_generated
 
 Messages = Iterator[checks.CheckMessage]
@@ -53,7 +59,12 @@ def check_model(model: Any) -> list[checks.CheckMessage]:
         ]
     messages: list[checks.CheckMessage] = []
     for rule in RULES:
-        messages.extend(rule(model, workflow))
+        try:
+            messages.extend(rule(model, workflow))
+        except Exception as error:  # a declaration too odd for a rule still gets reported
+            messages.append(
+                _error(model, f"the declaration could not be checked: {error!r}.", "", "E002")
+            )
     return messages
 
 
@@ -100,6 +111,7 @@ def check_options(model: Any, workflow: CompiledWorkflow) -> Messages:
             "E023",
         )
     yield from _check_time_zone(model, workflow)
+    yield from _check_holidays(model, workflow)
     if workflow.undo is not None and workflow.log is not True:
         yield _error(
             model,
@@ -136,6 +148,26 @@ def _check_option_types(model: Any, workflow: CompiledWorkflow) -> Messages:
             model,
             f"state_attribute cannot be {STATE_ENTERED_AT!r}: that name holds the entry time.",
             "Choose another name, such as 'status'.",
+            "E027",
+        )
+
+
+def _check_holidays(model: Any, workflow: CompiledWorkflow) -> Messages:
+    spec = workflow.holidays
+    if isinstance(spec, str):
+        valid = callable(getattr(model, spec, None))
+    else:
+        try:
+            holiday_calendar(spec)
+            valid = True
+        except (TypeError, ValueError):
+            valid = False
+    if not valid:
+        yield _error(
+            model,
+            f"holidays {spec!r} is not a holidays calendar, an iterable of dates, nor the "
+            "name of a model method returning one.",
+            "Use holidays.country_holidays('HR'), a list of dates, or a method name.",
             "E027",
         )
 
@@ -484,7 +516,9 @@ def _check_every(model: Any, workflow: CompiledWorkflow, step: str, every: Every
     interval = yield from _check_deadline_duration(
         model, workflow, where, "interval", every.interval, every
     )
-    until = yield from _parsed(model, where, "until", every.until) if every.until else None
+    until = None
+    if every.until is not None:
+        until = yield from _parsed(model, where, "until", every.until)
     if interval is not None and until is not None and _days(until) <= _days(interval):
         yield _error(
             model,
@@ -624,8 +658,8 @@ def _check_columns(model: Any, workflow: CompiledWorkflow) -> Messages:
         if field is not None and not (isinstance(field, models.DateTimeField) and field.null):
             yield _error(
                 model,
-                f"the column {column!r} that {names[0]} writes is declared as a "
-                f"{type(field).__name__} that is not a nullable DateTimeField.",
+                f"the column {column!r} that {names[0]} writes is declared as "
+                f"{type(field).__name__}(null={field.null}); it must be a nullable DateTimeField.",
                 "Remove the field so it is generated, or make it DateTimeField(null=True).",
                 "E044",
             )

@@ -62,8 +62,8 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
             engine.records_created([self], using=self._state.db)
 
     @classmethod
-    def from_db(cls, db: Any, field_names: Any, values: Any) -> WorkflowModel:
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db: Any, field_names: Any, values: Any, **kwargs: Any) -> WorkflowModel:
+        instance = super().from_db(db, field_names, values, **kwargs)
         rearming.remember(instance)
         return instance
 

@@ -1,9 +1,11 @@
 """Malformed declarations. Importing this module must not raise; ``check`` reports each."""
 
+from datetime import timedelta
+
 from django.db import models
 from django.db.models import Q
 
-from django_workflow import Retry, Route, Step, Transition, Undo, WorkflowModel
+from django_workflow import Every, Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.policies import has_perm, is_staff
 
 go = Transition("go", to="done")
@@ -369,4 +371,222 @@ class StateFieldNotChar(WorkflowModel):
 class StepNameUnderscore(WorkflowModel):
     class Workflow:
         _start = Step(go)
+        done = Step()
+
+
+class WaitStepWithoutExit(WorkflowModel):
+    class Workflow:
+        waiting = Step(Timeout("ping", fire_after="1d", action="ping"))
+
+    def ping(self):
+        pass
+
+
+class TimeoutWithBothFireAfterAndFireAt(WorkflowModel):
+    due = models.DateTimeField(null=True)
+
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", fire_at="due", transition_to="done"))
+        done = Step()
+
+
+class TimeoutWithNeitherFireAfterNorFireAt(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", transition_to="done"))
+        done = Step()
+
+
+class FireAtWithField(WorkflowModel):
+    due = models.DateTimeField(null=True)
+
+    class Workflow:
+        start = Step(go, Timeout("t", fire_at="due", field="due", transition_to="done"))
+        done = Step()
+
+
+class TimeoutWithBothActionAndTransition(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", action="act", transition_to="done"))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class TimeoutWithNeitherActionNorTransition(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d"))
+        done = Step()
+
+
+class TimeoutFieldUnknown(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", field="nope", transition_to="done"))
+        done = Step()
+
+
+class TimeoutFieldNotADateTime(WorkflowModel):
+    due = models.DateField(null=True)
+
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", field="due", transition_to="done"))
+        done = Step()
+
+
+class FireAtUnknown(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_at="nope", transition_to="done"))
+        done = Step()
+
+
+class TwoDeadlinesOneColumn(WorkflowModel):
+    class Workflow:
+        start = Step(
+            go,
+            Every("a", interval="1d", action="act", last_fired_field="pinged_at"),
+            Every("b", interval="2d", action="act", last_fired_field="pinged_at"),
+        )
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class FiredColumnDeclaredWrong(WorkflowModel):
+    start_t_fired_at = models.DateTimeField(default=None)
+
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", action="act"))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class LastFiredFieldIsStateEnteredAt(WorkflowModel):
+    class Workflow:
+        start = Step(
+            go, Every("e", interval="1d", action="act", last_fired_field="state_entered_at")
+        )
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class LastFiredFieldIsTheState(WorkflowModel):
+    class Workflow:
+        start = Step(go, Every("e", interval="1d", action="act", last_fired_field="state"))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class EveryWithoutAction(WorkflowModel):
+    class Workflow:
+        start = Step(go, Every("e", interval="1d"))
+        done = Step()
+
+
+class UntilNotLongerThanInterval(WorkflowModel):
+    class Workflow:
+        start = Step(go, Every("e", interval="2d", action="act", until="2d"))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class BelowThePollingFloor(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="59s", transition_to="done"))
+        done = Step()
+
+
+class BelowThePreciseFloor(WorkflowModel):
+    class Workflow:
+        scheduler = "precise"
+        start = Step(go, Timeout("t", fire_after=timedelta(milliseconds=500), transition_to="done"))
+        done = Step()
+
+
+class EveryBelowTheFloor(WorkflowModel):
+    class Workflow:
+        start = Step(go, Every("e", interval="30s", action="act"))
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class ShorterThanItsCheckInterval(WorkflowModel):
+    class Workflow:
+        check_interval = "0 * * * *"
+        start = Step(go, Timeout("t", fire_after="10m", transition_to="done"))
+        done = Step()
+
+
+class TimeoutActionMissing(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", action="not_there"))
+        done = Step()
+
+
+class TimeoutTargetUnknown(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="1d", transition_to="nowhere"))
+        done = Step()
+
+
+class DuplicateDeadlineNames(WorkflowModel):
+    class Workflow:
+        start = Step(
+            go,
+            Timeout("t", fire_after="1d", transition_to="done"),
+            Timeout("t", fire_after="2d", transition_to="done"),
+        )
+        done = Step()
+
+
+class TimeoutCronInvalid(WorkflowModel):
+    class Workflow:
+        start = Step(
+            go, Timeout("t", fire_after="1d", transition_to="done", check_interval="hourly")
+        )
+        done = Step()
+
+
+class TimeoutDurationInvalid(WorkflowModel):
+    class Workflow:
+        start = Step(go, Timeout("t", fire_after="2 fortnights", transition_to="done"))
+        done = Step()
+
+
+class CalculationNotAnExpression(WorkflowModel):
+    class Workflow:
+        calculations = {"due": "submitted_at + 2 days"}
+        start = Step(go, Timeout("t", fire_after="1d", field="due", transition_to="done"))
+        done = Step()
+
+
+class RetryOnTransitionTimeout(WorkflowModel):
+    class Workflow:
+        start = Step(
+            go, Timeout("t", fire_after="1d", transition_to="done", retry=Retry(max_attempts=3))
+        )
+        done = Step()
+
+
+class HolidaysNotACalendar(WorkflowModel):
+    class Workflow:
+        holidays = 25
+        start = Step(go)
+        done = Step()
+
+
+class HolidaysMethodMissing(WorkflowModel):
+    class Workflow:
+        holidays = "national_holidays"
+        start = Step(go)
         done = Step()

@@ -338,6 +338,9 @@ class SideEffect(models.Model):
 
     batch = models.ForeignKey("Batch", on_delete=models.CASCADE)
 
+    def __str__(self):
+        return f"side effect of {self.batch_id}"
+
 
 class Batch(WorkflowModel):
     """Many records due at once, for exactly-once firing across processes."""
@@ -353,3 +356,20 @@ class Batch(WorkflowModel):
 
     def ping(self):
         SideEffect.objects.create(batch=self)
+
+
+class AtTheFloor(WorkflowModel):
+    """Exactly the polling scheduler's floor: accepted."""
+
+    class Workflow:
+        waiting = Step(Timeout("soon", fire_after="60s", transition_to="done"))
+        done = Step()
+
+
+class AtThePreciseFloor(WorkflowModel):
+    """Exactly the precise scheduler's floor: accepted."""
+
+    class Workflow:
+        scheduler = "precise"
+        waiting = Step(Timeout("soon", fire_after="1s", transition_to="done"))
+        done = Step()
