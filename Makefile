@@ -10,4 +10,4 @@ demo:
 
 # Benchmarks (not part of the tests): prints figures against a peer measured in the same run.
 bench:
-	scripts/bench.sh
+	scripts/bench.sh $(BENCHMARKS)

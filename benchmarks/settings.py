@@ -30,3 +30,15 @@ DATABASES = {
 }
 DJANGO_WORKFLOW = {"ENQUEUE_AUTOMATIC_STEPS": False}
 Q_CLUSTER = {"name": "workflow", "orm": "default", "sync": True, "timeout": 60, "retry": 120}
+
+
+class DeadlinesOnPostgres:
+    """benchmarks/deadlines.py measures PostgreSQL: send its model there."""
+
+    def db_for_read(self, model, **hints):
+        return "postgres" if model._meta.model_name == "deadlined" else None
+
+    db_for_write = db_for_read
+
+
+DATABASE_ROUTERS = ["benchmarks.settings.DeadlinesOnPostgres"]

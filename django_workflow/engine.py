@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -28,6 +29,18 @@ from .evaluation import holds
 from .signals import step_changed
 
 logger = logging.getLogger("django_workflow")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened to a record, as the log and the signal describe it."""
+
+    from_state: str
+    to_state: str
+    name: str
+    trigger: str
+    actor: Any = None
+    error: Exception | None = None
 
 
 # Manual transitions ---------------------------------------------------------
@@ -64,7 +77,7 @@ def run_transition(
     with transaction.atomic(using=db):
         if not model._base_manager.using(db).filter(pk=record.pk, **guard).update(**changes):
             raise StaleRecord(record, tuple(guard))
-        _after_change(record, step, target, name, "manual", actor, db)
+        _after_change(record, Event(step, target, name, "manual", actor), db)
     _apply(record, changes)
     return record
 
@@ -105,7 +118,7 @@ def run_step(model: Any, pk: Any, step: str) -> str | None:
             return _take_error_path(model, pk, step, error, db)
         _apply(record, entry_changes(workflow, target, timezone.now()))
         record.save()
-        _after_change(record, step, target, declared.action, "automatic", None, db)
+        _after_change(record, Event(step, target, declared.action, "automatic"), db)
     return target
 
 
@@ -118,9 +131,8 @@ def _take_error_path(model: Any, pk: Any, step: str, error: Exception, db: str) 
     changes = entry_changes(workflow, declared.on_error, timezone.now())
     model._base_manager.using(db).filter(pk=pk).update(**changes)
     _apply(record, changes)
-    _after_change(
-        record, step, declared.on_error, declared.action, "error_path", None, db, error=error
-    )
+    event = Event(step, declared.on_error, declared.action, "error_path", error=error)
+    _after_change(record, event, db)
     return declared.on_error
 
 
@@ -150,10 +162,14 @@ def records_created(records: list[Any], using: str | None = None) -> None:
     if workflow.log is True:
         from .models import TransitionLog
 
-        rows = [_log_row(r, "", r.current_step, "", "initial", None, db) for r in records]
+        rows = [_log_row(type(r), r.pk, _initial(r), db) for r in records]
         TransitionLog.objects.using(db).bulk_create(rows)
     for record in records:
-        _announce(record, "", record.current_step, "", "initial", None, db)
+        _announce(type(record), record.pk, record, _initial(record), db)
+
+
+def _initial(record: Any) -> Event:
+    return Event("", record.current_step, "", "initial")
 
 
 # Shared ---------------------------------------------------------------------
@@ -223,96 +239,69 @@ def _database(record: Any) -> str:
     return record._state.db or router.db_for_write(type(record), instance=record)
 
 
-def log_event(
-    record: Any, from_state: str, to_state: str, name: str, trigger: str, actor: Any, db: str
-) -> None:
+def log_event(record: Any, event: Event, db: str) -> None:
     """Write a log row (when the workflow logs) for an event that is not a step change."""
     if type(record).workflow.log is True:
-        _log_row(record, from_state, to_state, name, trigger, actor, db).save(using=db)
+        _log_row(type(record), record.pk, event, db).save(using=db)
 
 
-def after_bulk_change(
-    model: Any, pks: list[Any], from_state: str, to_state: str, name: str, trigger: str, db: str
-) -> None:
+def after_bulk_change(model: Any, pks: list[Any], event: Event, db: str) -> None:
     """``_after_change`` for many records moved by one UPDATE."""
-    workflow: CompiledWorkflow = model.workflow
-    records: list[Any] = [model(pk=pk) for pk in pks]
-    if step_changed.has_listeners(model):
-        loaded = model._base_manager.using(db).in_bulk(pks)
-        records = [loaded[pk] for pk in pks]
-    if workflow.log is True:
+    if not pks:
+        return
+    if model.workflow.log is True:
         from .models import TransitionLog
 
-        rows = [_log_row(r, from_state, to_state, name, trigger, None, db) for r in records]
+        rows = [_log_row(model, pk, event, db) for pk in pks]
         TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
-    for record in records:
-        _announce(record, from_state, to_state, name, trigger, None, db)
-
-
-def _after_change(
-    record: Any,
-    from_state: str,
-    to_state: str,
-    name: str,
-    trigger: str,
-    actor: Any,
-    db: str,
-    *,
-    error: Exception | None = None,
-) -> None:
-    """Write the log row; after commit, send the signal and queue an automatic step."""
-    if type(record).workflow.log is True:
-        _log_row(record, from_state, to_state, name, trigger, actor, db, error).save(using=db)
-    _announce(record, from_state, to_state, name, trigger, actor, db)
-
-
-def _announce(
-    record: Any, from_state: str, to_state: str, name: str, trigger: str, actor: Any, db: str
-) -> None:
-    model = type(record)
-    workflow: CompiledWorkflow = model.workflow
+    instances = {}
     if step_changed.has_listeners(model):
+        instances = model._base_manager.using(db).in_bulk(pks)
+    for pk in pks:
+        _announce(model, pk, instances.get(pk), event, db)
+
+
+def _after_change(record: Any, event: Event, db: str) -> None:
+    """Write the log row; after commit, send the signal and queue an automatic step."""
+    log_event(record, event, db)
+    _announce(type(record), record.pk, record, event, db)
+
+
+def _announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
+    workflow: CompiledWorkflow = model.workflow
+    if instance is not None and step_changed.has_listeners(model):
         signal = partial(
             step_changed.send,
             sender=model,
-            instance=record,
-            from_state=from_state or None,
-            to_state=to_state,
-            transition=name or None,
-            trigger=trigger,
-            actor=actor,
+            instance=instance,
+            from_state=event.from_state or None,
+            to_state=event.to_state,
+            transition=event.name or None,
+            trigger=event.trigger,
+            actor=event.actor,
         )
         transaction.on_commit(signal, using=db)
-    target = workflow.steps.get(to_state)
+    target = workflow.steps.get(event.to_state)
     if target is not None and target.is_automatic and workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
-        enqueue = partial(enqueue_step, model._meta.label, record.pk, to_state, workflow.queue)
+        enqueue = partial(enqueue_step, model._meta.label, pk, event.to_state, workflow.queue)
         transaction.on_commit(enqueue, using=db)
 
 
-def _log_row(
-    record: Any,
-    from_state: str,
-    to_state: str,
-    name: str,
-    trigger: str,
-    actor: Any,
-    db: str,
-    error: Exception | None = None,
-) -> Any:
+def _log_row(model: Any, pk: Any, event: Event, db: str) -> Any:
     from django.contrib.contenttypes.models import ContentType
 
     from .models import TransitionLog
 
-    is_user = isinstance(actor, get_user_model())
+    actor, error = event.actor, event.error
     return TransitionLog(
-        content_type=ContentType.objects.db_manager(db).get_for_model(type(record)),
-        object_id=str(record.pk),
-        from_state=from_state,
-        to_state=to_state,
-        transition_name=name,
-        triggered_by=trigger,
-        actor=actor if is_user else None,
+        content_type=ContentType.objects.db_manager(db).get_for_model(model),
+        object_id=str(pk),
+        from_state=event.from_state,
+        to_state=event.to_state,
+        transition_name=event.name,
+        triggered_by=event.trigger,
+        actor=actor if isinstance(actor, get_user_model()) else None,
         actor_repr="" if actor is None else str(actor)[:255],
-        attempt=1 if trigger in ("automatic", "error_path") else None,
+        attempt=1 if event.trigger in ("automatic", "error_path") else None,
         error="" if error is None else f"{type(error).__name__}: {error}",
     )

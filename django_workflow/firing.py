@@ -9,10 +9,11 @@ the log row commit together: a crash loses nothing and repeats nothing.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from django.db import router, transaction
+from django.db import connections, router, transaction
+from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from . import engine
@@ -31,6 +32,8 @@ def run_work(
     work = model.workflow.work(work_name)
     now = now or timezone.now()
     db = router.db_for_write(model)
+    if not _anything_due(model, work, now, db):
+        return 0
     if work.kind == "step":
         return _run_steps(model, work, now, db, batch_size)
     if work.transition_to is not None:
@@ -38,12 +41,49 @@ def run_work(
     return _run_actions(model, work, now, db, batch_size)
 
 
-def _candidates(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
+def _matching(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
     rows = model.workflow.queryset(db).filter(work.match(now))
     if skip:
         rows = rows.exclude(pk__in=skip)
     # Ordering by the anchor keeps PostgreSQL's planner on the (partial) index.
-    return rows.order_by(work.anchor, "pk").select_for_update(skip_locked=True)
+    return rows.order_by(work.anchor, "pk")
+
+
+def _candidates(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
+    return _matching(model, work, now, db, skip).select_for_update(skip_locked=True)
+
+
+def _anything_due(model: Any, work: Work, now: datetime, db: str) -> bool:
+    """One indexed query outside a transaction: an idle poll costs one round trip."""
+    probe = _probe(model, work, db)
+    if probe is None:
+        return bool(_matching(model, work, now, db, set()).values_list("pk", flat=True)[:1])
+    sql, params = probe
+    shift = now - _SENTINEL
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, [p + shift if isinstance(p, datetime) else p for p in params])
+        return cursor.fetchone() is not None
+
+
+# Every instant in a Work's match is `now` minus a constant, so the SQL compiled for
+# one `now` serves every other once its instants are shifted: the ORM compiles once.
+_SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
+_probes: dict[tuple[Any, str, str], tuple[str, list[Any]] | None] = {}
+
+
+def _probe(model: Any, work: Work, db: str) -> tuple[str, list[Any]] | None:
+    key = (model, work.name, db)
+    if key not in _probes:
+        _probes[key] = None
+        calculated = (
+            work.deadline is not None and work.deadline.field in model.workflow.calculations
+        )
+        passes_datetimes = connections[db].ops.adapt_datetimefield_value(_SENTINEL) is _SENTINEL
+        if passes_datetimes and not calculated:
+            rows = _matching(model, work, _SENTINEL, db, set()).values_list("pk", flat=True)[:1]
+            sql, params = rows.query.get_compiler(using=db).as_sql()
+            _probes[key] = (sql, list(params))
+    return _probes[key]
 
 
 def _is_due(work: Work, record: Any, now: datetime) -> bool:
@@ -73,27 +113,42 @@ def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) 
 
 def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
     """Transition timeouts move whole batches with one UPDATE."""
+    changes = engine.entry_changes(model.workflow, work.transition_to, now)
     fired, skip = 0, set()
     while True:
         with transaction.atomic(using=db):
-            candidates = _candidates(model, work, now, db, skip)
+            candidates = _candidates(model, work, now, db, skip)[:batch_size]
             if work.exact:
-                claimed = list(candidates.values_list("pk", flat=True)[:batch_size])
-                due = claimed
+                due = _move(model, candidates, changes, db)
+                claimed = due
             else:
-                records = list(candidates[:batch_size])
+                records = list(candidates)
                 claimed = [record.pk for record in records]
                 due = [record.pk for record in records if _is_due(work, record, now)]
                 skip.update(set(claimed) - set(due))
-            if due:
-                changes = engine.entry_changes(model.workflow, work.transition_to, now)
                 model._base_manager.using(db).filter(pk__in=due).update(**changes)
-                engine.after_bulk_change(
-                    model, due, work.step, work.transition_to, work.log_name, "timeout", db
-                )
+            event = engine.Event(work.step, work.transition_to, work.log_name, "timeout")
+            engine.after_bulk_change(model, due, event, db)
         fired += len(due)
         if len(claimed) < batch_size:
             return fired
+
+
+def _move(model: Any, claim: Any, changes: dict[str, Any], db: str) -> list[Any]:
+    """Claim and update in one statement where the database can return the rows it updated."""
+    connection = connections[db]
+    rows = model._base_manager.using(db)
+    if model._meta.parents or not connection.features.can_return_columns_from_insert:
+        pks = list(claim.values_list("pk", flat=True))
+        rows.filter(pk__in=pks).update(**changes)
+        return pks
+    query = rows.filter(pk__in=claim.values("pk")).query.chain(UpdateQuery)
+    query.add_update_values(changes)
+    sql, params = query.get_compiler(using=db).as_sql()
+    pk = model._meta.pk
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} RETURNING {connection.ops.quote_name(pk.column)}", params)
+        return [pk.to_python(row[0]) for row in cursor.fetchall()]
 
 
 def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
@@ -119,7 +174,9 @@ def _fire_action(record: Any, work: Work, now: datetime, db: str) -> bool:
                 setattr(record, column, now)
             # save() clears the fired columns again if the action moved the anchor later.
             record.save()
-            engine.log_event(record, work.step, work.step, work.log_name, "timeout", None, db)
+            engine.log_event(
+                record, engine.Event(work.step, work.step, work.log_name, "timeout"), db
+            )
     except Exception:
         logger.exception("%s %s: %s failed", type(record).__name__, record.pk, work.name)
         return False

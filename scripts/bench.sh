@@ -6,7 +6,9 @@ source scripts/venv.sh
 ensure_venv .venv 3.11 "Django>=5.2,<5.3" "dev,bench"
 eval "$(scripts/postgres.sh start)"
 trap 'scripts/postgres.sh stop' EXIT
-for benchmark in "${@:-benchmarks/transitions.py}"; do
+benchmarks=("$@")
+[ ${#benchmarks[@]} -gt 0 ] || benchmarks=(benchmarks/transitions.py benchmarks/deadlines.py)
+for benchmark in "${benchmarks[@]}"; do
   echo "==> $benchmark"
   .venv/bin/python "$benchmark"
 done

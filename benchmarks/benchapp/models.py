@@ -5,7 +5,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
-from django_workflow import Step, Transition, WorkflowModel
+from django_workflow import Step, Timeout, Transition, WorkflowModel
 
 
 class Ours(WorkflowModel):
@@ -55,3 +55,38 @@ class Peer(ConcurrentTransitionMixin, models.Model):
                 triggered_by="manual",
                 actor_repr="" if actor is None else str(actor),
             )
+
+
+class Deadlined(WorkflowModel):
+    """Twenty steps; s00 carries an action timeout, s01 and s03 transition timeouts."""
+
+    class Workflow:
+        s00 = Step(
+            Transition("next", to="s01"), Timeout("reminder", fire_after="2d", action="remind")
+        )
+        s01 = Step(
+            Transition("next", to="s02"), Timeout("expire", fire_after="7d", transition_to="s02")
+        )
+        s02 = Step(Transition("next", to="s03"))
+        s03 = Step(
+            Transition("next", to="s04"), Timeout("expire", fire_after="7d", transition_to="s04")
+        )
+        s04 = Step(Transition("next", to="s05"))
+        s05 = Step(Transition("next", to="s06"))
+        s06 = Step(Transition("next", to="s07"))
+        s07 = Step(Transition("next", to="s08"))
+        s08 = Step(Transition("next", to="s09"))
+        s09 = Step(Transition("next", to="s10"))
+        s10 = Step(Transition("next", to="s11"))
+        s11 = Step(Transition("next", to="s12"))
+        s12 = Step(Transition("next", to="s13"))
+        s13 = Step(Transition("next", to="s14"))
+        s14 = Step(Transition("next", to="s15"))
+        s15 = Step(Transition("next", to="s16"))
+        s16 = Step(Transition("next", to="s17"))
+        s17 = Step(Transition("next", to="s18"))
+        s18 = Step(Transition("next", to="s19"))
+        s19 = Step()
+
+    def remind(self):
+        pass
