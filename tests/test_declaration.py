@@ -7,7 +7,7 @@ from django.db.models import Q
 
 from django_workflow import Retry, Route, Step, Transition, Undo
 from django_workflow.compiled import OPTIONS, compile_workflow
-from django_workflow.durations import InvalidDuration, parse_duration
+from django_workflow.durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta
 from tests.testapp.models import Candidate, Order
 
 
@@ -21,6 +21,8 @@ from tests.testapp.models import Candidate, Order
         ((3, "days"), timedelta(days=3)),
         ((90, "seconds"), timedelta(seconds=90)),
         (timedelta(minutes=2), timedelta(minutes=2)),
+        ("3bd", BusinessDays(3)),
+        ((2, "business_days"), BusinessDays(2)),
     ],
 )
 def test_durations_read_every_documented_form(value, expected):
@@ -34,6 +36,11 @@ def test_a_bad_duration_is_an_error_that_quotes_it(value):
     with pytest.raises(InvalidDuration) as caught:
         parse_duration(value)
     assert repr(value) in str(caught.value)
+
+
+def test_business_days_are_only_for_deadlines():
+    with pytest.raises(InvalidDuration, match="'2bd': business days are only for deadlines"):
+        parse_timedelta("2bd")
 
 
 def test_a_transition_has_exactly_the_targets_it_names():

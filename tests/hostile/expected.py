@@ -80,4 +80,5 @@ EXPECTED = {
     "RetryOnTransitionTimeout": "E022",
     "HolidaysNotACalendar": "E027",
     "HolidaysMethodMissing": "E027",
+    "TimeLimitInBusinessDays": "E026",
 }

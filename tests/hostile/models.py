@@ -590,3 +590,12 @@ class HolidaysMethodMissing(WorkflowModel):
         holidays = "national_holidays"
         start = Step(go)
         done = Step()
+
+
+class TimeLimitInBusinessDays(WorkflowModel):
+    class Workflow:
+        start = Step(action="act", on_success="done", time_limit="1bd")
+        done = Step()
+
+    def act(self):
+        pass
