@@ -73,6 +73,10 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
 
         return pending_deadlines(self)
 
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        rearming.remember(self)
+
     def transition(
         self, name: str, actor: Any = None, *, authorize: bool = True, **accepted: Any
     ) -> WorkflowModel:

@@ -101,6 +101,18 @@ def test_save_with_update_fields_re_arms_too(clock):
     assert fresh(proposal).chases == 2
 
 
+def test_a_refreshed_instance_does_not_re_arm_what_another_process_moved(clock):
+    proposal = Proposal.objects.create(respond_by=T + timedelta(days=1))
+    stale = fresh(proposal)
+    Proposal.objects.filter(pk=proposal.pk).update(respond_by=T + timedelta(days=2))
+    at(clock, timedelta(days=2))
+    assert fresh(proposal).chases == 1
+    stale.refresh_from_db()
+    stale.save()  # nothing moved since it was reloaded
+    at(clock, timedelta(days=3))
+    assert fresh(proposal).chases == 1
+
+
 def test_moving_the_anchor_earlier_does_not_re_arm(clock):
     proposal = Proposal.objects.create(respond_by=T + timedelta(days=1))
     at(clock, timedelta(days=1))
