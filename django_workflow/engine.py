@@ -20,13 +20,13 @@ from django.db import router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from . import rearming
+from . import rearming, retrying
 from .compiled import STATE_ENTERED_AT, CompiledWorkflow
 from .conf import workflow_settings
 from .declaration import Route
 from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
 from .evaluation import holds
-from .signals import step_changed
+from .signals import step_changed, work_failed, work_halted
 
 logger = logging.getLogger("django_workflow")
 
@@ -41,6 +41,7 @@ class Event:
     trigger: str
     actor: Any = None
     error: Exception | None = None
+    attempt: int | None = None
 
 
 # Manual transitions ---------------------------------------------------------
@@ -90,23 +91,38 @@ def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
     return run_step(apps.get_model(model_label), pk, step)
 
 
-def run_step(model: Any, pk: Any, step: str) -> str | None:
+def run_step(model: Any, pk: Any, step: str, *, now: Any = None) -> str | None:
     """Run automatic step ``step`` for the record ``pk`` if it is still there.
 
-    The action, the route it leads to and the new step commit together. An
-    exception or a route miss rolls the action back and takes ``on_error``.
-    Returns the step the record moved to, or ``None`` when it did not move.
+    The attempt is counted first, in a transaction of its own, so a worker
+    killed mid-action (a time limit, a crash) still spends it. Then the
+    action, the route it leads to and the new step commit together. An
+    exception or a route miss rolls the action back; it is retried per the
+    step's ``Retry``, and when the attempts run out the record takes
+    ``on_error`` or stays where it is, halted. Returns the step the record
+    moved to, or ``None`` when it did not move.
     """
     workflow: CompiledWorkflow = model.workflow
     declared = workflow.steps.get(step)
     if declared is None or not declared.is_automatic:
         return None
+    work = workflow.work(f"step:{step}")
+    now = now or timezone.now()
     db = router.db_for_write(model)
     rows = model._base_manager.using(db).filter(pk=pk, **{workflow.state_attribute: step})
+    entered = rows.values_list(STATE_ENTERED_AT, flat=True).first()
+    if entered is None:  # moved on, or gone, since it was queued
+        return None
+    claim = retrying.start_attempt(model, pk, work, entered, now, db, declared.time_limit)
+    if claim is None:
+        return None
     with transaction.atomic(using=db):
-        record = rows.select_for_update().first()
-        if record is None:  # moved on, or gone, since it was queued
+        record = rows.select_for_update().filter(**{STATE_ENTERED_AT: entered}).first()
+        if record is None:
             return None
+        if claim.exhausted:
+            error = TimeoutError(f"attempt {claim.number} did not finish (time limit or crash)")
+            return _attempt_failed(record, work, claim.number, error, db)
         try:
             with transaction.atomic(using=db):
                 getattr(record, declared.action)()
@@ -115,25 +131,63 @@ def run_step(model: Any, pk: Any, step: str) -> str | None:
                     raise NoRouteMatched(record, declared.action, step)
         except Exception as error:
             logger.exception("%s %s: action %r failed", model.__name__, pk, declared.action)
-            return _take_error_path(model, pk, step, error, db)
+            return _attempt_failed(record, work, claim.number, error, db)
         _apply(record, entry_changes(workflow, target, timezone.now()))
         record.save()
-        _after_change(record, Event(step, target, declared.action, "automatic"), db)
+        retrying.forget(model, pk, work, db)
+        event = Event(step, target, declared.action, "automatic", attempt=claim.number)
+        _after_change(record, event, db)
     return target
 
 
-def _take_error_path(model: Any, pk: Any, step: str, error: Exception, db: str) -> str | None:
-    workflow = model.workflow
-    declared = workflow.steps[step]
-    if declared.on_error is None:
+def _attempt_failed(record: Any, work: Any, attempt: int, error: Exception, db: str) -> str | None:
+    """Retry later, take ``on_error`` or halt, by what is left of the budget."""
+    model, step = type(record), work.step
+    declared = model.workflow.steps[step]
+    fresh = model._base_manager.using(db).get(pk=record.pk)  # without the action's changes
+    entered = getattr(fresh, STATE_ENTERED_AT)
+    if attempt < work.retry.max_attempts:
+        retry_at = timezone.now() + retrying.backoff(work.retry, attempt)
+        text = _error_text(error)
+        retrying.record_failure(model, fresh.pk, work, entered, attempt, retry_at, text, db)
+        log_event(fresh, Event(step, step, declared.action, "failed", None, error, attempt), db)
+        send_after_commit(work_failed, model, fresh.pk, work, attempt, error, db, retry_at=retry_at)
         return None
-    record = model._base_manager.using(db).get(pk=pk)
-    changes = entry_changes(workflow, declared.on_error, timezone.now())
-    model._base_manager.using(db).filter(pk=pk).update(**changes)
-    _apply(record, changes)
-    event = Event(step, declared.on_error, declared.action, "error_path", error=error)
-    _after_change(record, event, db)
+    if declared.on_error is None:
+        retrying.record_failure(
+            model, fresh.pk, work, entered, attempt, None, _error_text(error), db
+        )
+        log_event(fresh, Event(step, step, declared.action, "halted", None, error, attempt), db)
+        send_after_commit(work_halted, model, fresh.pk, work, attempt, error, db)
+        return None
+    retrying.forget(model, fresh.pk, work, db)
+    changes = entry_changes(model.workflow, declared.on_error, timezone.now())
+    model._base_manager.using(db).filter(pk=fresh.pk).update(**changes)
+    _apply(fresh, changes)
+    event = Event(step, declared.on_error, declared.action, "error_path", None, error, attempt)
+    _after_change(fresh, event, db)
     return declared.on_error
+
+
+def _error_text(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def send_after_commit(
+    signal: Any,
+    model: Any,
+    pk: Any,
+    work: Any,
+    attempt: int,
+    error: Exception,
+    db: str,
+    **extra: Any,
+) -> None:
+    if signal.has_listeners(model):
+        send = partial(
+            signal.send, sender=model, pk=pk, work=work.name, attempt=attempt, error=error, **extra
+        )
+        transaction.on_commit(send, using=db)
 
 
 def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
@@ -302,6 +356,6 @@ def _log_row(model: Any, pk: Any, event: Event, db: str) -> Any:
         triggered_by=event.trigger,
         actor=actor if isinstance(actor, get_user_model()) else None,
         actor_repr="" if actor is None else str(actor)[:255],
-        attempt=1 if event.trigger in ("automatic", "error_path") else None,
-        error="" if error is None else f"{type(error).__name__}: {error}",
+        attempt=event.attempt,
+        error="" if error is None else _error_text(error),
     )

@@ -16,8 +16,9 @@ from django.db import connections, router, transaction
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from . import engine
+from . import engine, retrying
 from .scheduling import due_at
+from .signals import work_failed, work_fired, work_halted
 from .work import Work
 
 logger = logging.getLogger("django_workflow")
@@ -35,10 +36,15 @@ def run_work(
     if not _anything_due(model, work, now, db):
         return 0
     if work.kind == "step":
-        return _run_steps(model, work, now, db, batch_size)
-    if work.transition_to is not None:
-        return _run_transitions(model, work, now, db, batch_size)
-    return _run_actions(model, work, now, db, batch_size)
+        fired = _run_steps(model, work, now, db, batch_size)
+    elif work.transition_to is not None:
+        fired = _run_transitions(model, work, now, db, batch_size)
+    else:
+        fired = _run_actions(model, work, now, db, batch_size)
+    if fired:
+        logger.info("%s: %s fired for %d record(s)", model._meta.label, work.name, fired)
+        work_fired.send(sender=model, work=work.name, count=fired)
+    return fired
 
 
 def _matching(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
@@ -103,7 +109,7 @@ def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) 
             .values_list("pk", flat=True)[:batch_size]
         )
         for pk in pks:
-            if engine.run_step(model, pk, work.step) is None:
+            if engine.run_step(model, pk, work.step, now=now) is None:
                 skip.add(pk)
             else:
                 moved += 1
@@ -157,8 +163,13 @@ def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int
     while True:
         with transaction.atomic(using=db):
             records = list(_candidates(model, work, now, db, skip)[:batch_size])
+            rounds = {record.pk: due_at(work, record) for record in records}
+            attempts = retrying.current(model, work, rounds, db)
             for record in records:
-                if _is_due(work, record, now) and _fire_action(record, work, now, db):
+                due, row = rounds[record.pk], attempts.get(record.pk)
+                if due is None or due > now or retrying.waiting(row, now):
+                    skip.add(record.pk)
+                elif _fire_action(record, work, now, db, due, row):
                     fired += 1
                 else:
                     skip.add(record.pk)
@@ -166,7 +177,7 @@ def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int
             return fired
 
 
-def _fire_action(record: Any, work: Work, now: datetime, db: str) -> bool:
+def _fire_action(record: Any, work: Work, now: datetime, db: str, due: datetime, row: Any) -> bool:
     try:
         with transaction.atomic(using=db):
             getattr(record, work.action)()
@@ -177,7 +188,27 @@ def _fire_action(record: Any, work: Work, now: datetime, db: str) -> bool:
             engine.log_event(
                 record, engine.Event(work.step, work.step, work.log_name, "timeout"), db
             )
-    except Exception:
+    except Exception as error:
         logger.exception("%s %s: %s failed", type(record).__name__, record.pk, work.name)
+        _action_failed(record, work, now, db, due, (row.attempts if row else 0) + 1, error)
         return False
+    if row is not None:
+        retrying.forget(type(record), record.pk, work, db)
     return True
+
+
+def _action_failed(
+    record: Any, work: Work, now: datetime, db: str, due: datetime, attempt: int, error: Exception
+) -> None:
+    """Retry after the backoff, or halt for this round; a failure never marks it fired."""
+    model = type(record)
+    retry_at = None
+    if attempt < work.retry.max_attempts:
+        retry_at = now + retrying.backoff(work.retry, attempt)
+    text = f"{type(error).__name__}: {error}"
+    retrying.record_failure(model, record.pk, work, due, attempt, retry_at, text, db)
+    trigger = "failed" if retry_at else "halted"
+    event = engine.Event(work.step, work.step, work.log_name, trigger, None, error, attempt)
+    engine.log_event(record, event, db)
+    signal, extra = (work_failed, {"retry_at": retry_at}) if retry_at else (work_halted, {})
+    engine.send_after_commit(signal, model, record.pk, work, attempt, error, db, **extra)

@@ -117,6 +117,8 @@ class TransitionLog(models.Model):
         TIMEOUT = "timeout"
         ERROR_PATH = "error_path"
         UNDO = "undo"
+        FAILED = "failed"
+        HALTED = "halted"
 
     content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
     object_id = models.CharField(max_length=255)
@@ -151,3 +153,46 @@ class TransitionLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.from_state or '-'} → {self.to_state} ({self.triggered_by})"
+
+
+class WorkAttempt(models.Model):
+    """The attempts of one unit of work for one record, in the current round.
+
+    An automatic step's attempt is counted before its action runs, so an
+    attempt whose worker was killed (a time limit, a crash) still counts.
+    """
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.CharField(max_length=255)
+    work = models.CharField(max_length=200)
+    round_key = models.DateTimeField(
+        help_text="The round counted: the step entry, or the deadline that came due."
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    retry_at = models.DateTimeField(
+        null=True, blank=True, help_text="No attempt starts before this instant."
+    )
+    halted = models.BooleanField(default=False)
+    last_error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["content_type", "object_id", "work"], name="workflow_attempt_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.work} of {self.object_id}: {self.attempts} attempt(s)"
+
+
+class WorkflowLease(models.Model):
+    """Who leads the precise timeline, and until when."""
+
+    name = models.CharField(max_length=100, unique=True)
+    holder = models.CharField(max_length=200)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.holder} until {self.expires_at}"

@@ -7,3 +7,15 @@ from django.dispatch import Signal
 #: ``transition`` (name, or ``None`` on creation), ``trigger`` (``"initial"``,
 #: ``"manual"``, ``"automatic"``, ``"error_path"``, ...) and ``actor``.
 step_changed = Signal()
+
+#: Sent after a unit of work fired for some records: ``sender`` (the model),
+#: ``work`` (its name) and ``count``.
+work_fired = Signal()
+
+#: Sent when an attempt failed and will be retried: ``sender``, ``pk``, ``work``,
+#: ``attempt``, ``error`` and ``retry_at``.
+work_failed = Signal()
+
+#: Sent when the last attempt failed and the work stops for this round:
+#: ``sender``, ``pk``, ``work``, ``attempt`` and ``error``.
+work_halted = Signal()

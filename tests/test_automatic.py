@@ -28,19 +28,21 @@ def test_on_success_routes_see_the_record_as_the_action_left_it(committed):
 
 
 def test_an_exception_takes_on_error_and_rolls_the_action_back(committed):
+    order = Order.objects.create(fail_at="charge")
     with committed():
-        candidate = Candidate.objects.create(resume_words=-5)
-    stored = row(candidate)
-    assert (stored.state, stored.screening_runs, stored.score) == ("screening_failed", 0, None)
-    error_row = TransitionLog.objects.get(object_id=str(candidate.pk), triggered_by="error_path")
-    assert (error_row.from_state, error_row.to_state) == ("screening", "screening_failed")
-    assert "ValueError: negative resume" in error_row.error
+        order.place()
+    stored = row(order)
+    assert (stored.status, stored.visited) == ("payment_failed", "")
+    error_row = TransitionLog.objects.get(object_id=str(order.pk), triggered_by="error_path")
+    assert (error_row.from_state, error_row.to_state) == ("charge", "payment_failed")
+    assert (error_row.error, error_row.attempt) == ("RuntimeError: charge failed", 1)
 
 
 def test_entering_the_error_step_resets_state_entered_at(committed):
+    order = Order.objects.create(fail_at="charge")
     with committed():
-        candidate = Candidate.objects.create(resume_words=-5)
-    assert row(candidate).state_entered_at > candidate.state_entered_at
+        order.place()
+    assert row(order).state_entered_at > order.state_entered_at
 
 
 def test_a_chain_of_automatic_steps_runs_to_the_end(committed):

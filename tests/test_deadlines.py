@@ -248,12 +248,14 @@ def test_an_action_that_moves_its_own_anchor_later_re_arms_itself(clock):
     assert fresh(monitor).checks == 2
 
 
-def test_a_failing_action_is_not_marked_fired_and_runs_again(clock):
+def test_a_failing_action_is_not_marked_fired_and_runs_again_after_its_backoff(clock):
     monitor = Monitor.objects.create(next_check_at=T + timedelta(hours=1), fail_checks=True)
     at(clock, timedelta(hours=1))
     assert fresh(monitor).monitoring_check_fired_at is None
     Monitor.objects.filter(pk=monitor.pk).update(fail_checks=False)
-    at(clock, timedelta(hours=2))
+    at(clock, timedelta(hours=1, minutes=5) - SECOND)
+    assert fresh(monitor).checks == 0
+    at(clock, timedelta(hours=1, minutes=5))
     assert fresh(monitor).checks == 1
 
 

@@ -1,3 +1,4 @@
+import time
 import uuid
 from datetime import date, timedelta
 
@@ -279,7 +280,12 @@ class Monitor(WorkflowModel):
         log = True
 
         monitoring = Step(
-            Timeout("check", fire_at="next_check_at", action="run_check"),
+            Timeout(
+                "check",
+                fire_at="next_check_at",
+                action="run_check",
+                retry=Retry(max_attempts=3, backoff="5m"),
+            ),
             Timeout("give_up", fire_after="10d", transition_to="stopped"),
         )
         stopped = Step()
@@ -373,3 +379,29 @@ class AtThePreciseFloor(WorkflowModel):
         scheduler = "precise"
         waiting = Step(Timeout("soon", fire_after="1s", transition_to="done"))
         done = Step()
+
+
+class Sync(WorkflowModel):
+    """An automatic step without on_error: it halts when its attempts run out."""
+
+    broken = models.BooleanField(default=False)
+    hang_seconds = models.IntegerField(default=0)
+    pushes = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        pushing = Step(
+            action="push",
+            on_success="pushed",
+            retry=Retry(max_attempts=2, backoff="10s"),
+            time_limit="3s",
+        )
+        pushed = Step()
+
+    def push(self):
+        if self.hang_seconds:
+            time.sleep(self.hang_seconds)
+        if self.broken:
+            raise ConnectionError("remote refused")
+        self.pushes += 1

@@ -1,0 +1,175 @@
+"""Retry budgets, backoff, exhaustion and halting (SPEC §6)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from django_workflow import Retry
+from django_workflow.engine import run_step
+from django_workflow.models import TransitionLog, WorkAttempt
+from django_workflow.retrying import backoff, start_attempt
+from django_workflow.signals import work_failed, work_halted
+from django_workflow.testing import run_due_work
+from tests.testapp.models import Candidate, Monitor, Sync
+
+pytestmark = pytest.mark.django_db
+
+T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock(time_machine):
+    time_machine.move_to(T, tick=False)
+    return time_machine
+
+
+def log(record, trigger):
+    rows = TransitionLog.objects.filter(object_id=str(record.pk), triggered_by=trigger)
+    return list(rows.values_list("attempt", "error"))
+
+
+def screen_at(clock, candidate, offset):
+    clock.move_to(T + offset, tick=False)
+    return run_step(Candidate, candidate.pk, "screening")
+
+
+@pytest.fixture
+def failing_candidate(clock):
+    return Candidate.objects.create(resume_words=-5)  # Retry(max_attempts=3, backoff="30s")
+
+
+def test_exponential_backoff_waits_attempt_to_the_fourth_plus_15_seconds():
+    assert [backoff(Retry(), n).total_seconds() for n in (1, 2, 3)] == [16, 31, 96]
+    assert backoff(Retry(3, backoff="30s"), 2) == timedelta(seconds=30)
+
+
+def test_attempts_are_counted_and_retried_after_the_backoff(clock, failing_candidate):
+    assert screen_at(clock, failing_candidate, timedelta(0)) is None
+    assert log(failing_candidate, "failed") == [(1, "ValueError: negative resume")]
+    assert screen_at(clock, failing_candidate, timedelta(seconds=29)) is None
+    assert len(log(failing_candidate, "failed")) == 1  # still waiting: nothing ran
+    assert screen_at(clock, failing_candidate, timedelta(seconds=30)) is None
+    assert [attempt for attempt, _ in log(failing_candidate, "failed")] == [1, 2]
+
+
+def test_the_last_attempt_takes_on_error(clock, failing_candidate):
+    for offset in (0, 30, 60):
+        result = screen_at(clock, failing_candidate, timedelta(seconds=offset))
+    assert result == "screening_failed"
+    assert log(failing_candidate, "error_path") == [(3, "ValueError: negative resume")]
+    assert not WorkAttempt.objects.exists()
+
+
+def test_a_success_after_a_failure_clears_the_attempts(clock, failing_candidate):
+    screen_at(clock, failing_candidate, timedelta(0))
+    Candidate.objects.filter(pk=failing_candidate.pk).update(resume_words=700)
+    assert screen_at(clock, failing_candidate, timedelta(seconds=30)) == "interview"
+    assert log(failing_candidate, "automatic") == [(2, "")]
+    assert not WorkAttempt.objects.exists()
+
+
+def test_re_entering_the_step_starts_a_fresh_budget(clock, failing_candidate):
+    for offset in (0, 30, 60):
+        screen_at(clock, failing_candidate, timedelta(seconds=offset))
+    clock.move_to(T + timedelta(minutes=5), tick=False)
+    Candidate.objects.get(pk=failing_candidate.pk).rescreen(authorize=False)
+    screen_at(clock, failing_candidate, timedelta(minutes=5))
+    assert [attempt for attempt, _ in log(failing_candidate, "failed")] == [1, 2, 1]
+
+
+def test_without_on_error_the_record_stays_put_halted(clock, committed):
+    halted = []
+
+    def listener(sender, **kwargs):
+        halted.append(kwargs)
+
+    work_halted.connect(listener)
+    try:
+        record = Sync.objects.create(broken=True)  # two attempts, no on_error
+        with committed():
+            assert run_step(Sync, record.pk, "pushing") is None
+            clock.move_to(T + timedelta(seconds=10), tick=False)
+            assert run_step(Sync, record.pk, "pushing") is None
+    finally:
+        work_halted.disconnect(listener)
+    assert Sync.objects.get(pk=record.pk).state == "pushing"
+    assert log(record, "failed") == [(1, "ConnectionError: remote refused")]
+    assert log(record, "halted") == [(2, "ConnectionError: remote refused")]
+    assert [(h["work"], h["attempt"]) for h in halted] == [("step:pushing", 2)]
+    assert WorkAttempt.objects.get().halted
+    Sync.objects.filter(pk=record.pk).update(broken=False)
+    clock.move_to(T + timedelta(days=1), tick=False)
+    assert run_step(Sync, record.pk, "pushing") is None  # halted for this round
+    assert len(log(record, "halted")) == 1
+
+
+def test_a_failed_attempt_sends_work_failed_with_its_retry_instant(clock, committed):
+    received = []
+
+    def listener(sender, **kwargs):
+        received.append(kwargs)
+
+    work_failed.connect(listener)
+    try:
+        with committed():
+            Candidate.objects.create(resume_words=-5)
+    finally:
+        work_failed.disconnect(listener)
+    [failure] = received
+    assert (failure["work"], failure["attempt"]) == ("step:screening", 1)
+    assert failure["retry_at"] == T + timedelta(seconds=30)
+
+
+def test_an_attempt_that_never_finished_counts_against_the_budget(clock):
+    candidate = Candidate.objects.create(resume_words=700)
+    work = Candidate.workflow.work("step:screening")
+    # A worker claimed attempt 1 and was killed (its time limit is 2 minutes).
+    start_attempt(Candidate, candidate.pk, work, candidate.state_entered_at, T, "default", "2m")
+    assert screen_at(clock, candidate, timedelta(minutes=2)) is None  # may still be running
+    assert screen_at(clock, candidate, timedelta(minutes=2, seconds=30)) == "interview"
+    assert log(candidate, "automatic") == [(2, "")]
+
+
+def test_a_killed_last_attempt_takes_the_failure_path(clock):
+    record = Sync.objects.create()
+    work = Sync.workflow.work("step:pushing")
+    for attempt in (1, 2):  # two workers claimed an attempt each and were killed
+        clock.move_to(T + timedelta(minutes=attempt), tick=False)
+        start_attempt(
+            Sync,
+            record.pk,
+            work,
+            record.state_entered_at,
+            T + timedelta(minutes=attempt),
+            "default",
+            "3s",
+        )
+    clock.move_to(T + timedelta(minutes=3), tick=False)
+    assert run_step(Sync, record.pk, "pushing") is None
+    [(attempt, error)] = log(record, "halted")
+    assert attempt == 2 and "did not finish" in error
+    assert Sync.objects.get(pk=record.pk).pushes == 0  # the action never ran to the end
+
+
+def test_a_timeout_action_halts_after_its_attempts_without_marking_itself_fired(clock):
+    monitor = Monitor.objects.create(next_check_at=T + timedelta(hours=1), fail_checks=True)
+    for minutes in (60, 65, 70, 75, 120):
+        clock.move_to(T + timedelta(minutes=minutes), tick=False)
+        run_due_work()
+    assert [row[0] for row in log(monitor, "failed")] == [1, 2]
+    assert [row[0] for row in log(monitor, "halted")] == [3]
+    stored = Monitor.objects.get(pk=monitor.pk)
+    assert (stored.checks, stored.monitoring_check_fired_at) == (0, None)
+
+
+def test_a_new_round_gives_a_halted_timeout_a_fresh_budget(clock):
+    monitor = Monitor.objects.create(next_check_at=T + timedelta(hours=1), fail_checks=True)
+    for minutes in (60, 65, 70):
+        clock.move_to(T + timedelta(minutes=minutes), tick=False)
+        run_due_work()
+    stored = Monitor.objects.get(pk=monitor.pk)
+    stored.fail_checks, stored.next_check_at = False, T + timedelta(hours=3)
+    stored.save()
+    clock.move_to(T + timedelta(hours=3), tick=False)
+    run_due_work()
+    assert Monitor.objects.get(pk=monitor.pk).checks == 1
