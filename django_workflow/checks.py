@@ -37,9 +37,76 @@ SCHEDULERS = ("polling", "precise")
 
 def check_workflows(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     messages: list[checks.CheckMessage] = []
-    for model in _workflow_models(app_configs):
+    models_checked = list(_workflow_models(app_configs))
+    for model in models_checked:
         messages.extend(check_model(model))
+    if models_checked and app_configs is None:
+        messages.extend(check_deployment(models_checked))
     return messages
+
+
+def check_deployment(workflow_models: list[Any]) -> list[checks.CheckMessage]:
+    """django-q2 and database settings that make workflows lose or repeat work."""
+    from django.conf import settings
+    from django.db import connections
+
+    cluster = getattr(settings, "Q_CLUSTER", {}) or {}
+    messages: list[checks.CheckMessage] = []
+
+    def warn(message: str, hint: str, code: str) -> None:
+        messages.append(checks.Warning(message, hint=hint, id=f"django_workflow.{code}"))
+
+    if not cluster.get("max_attempts"):
+        warn(
+            "Q_CLUSTER has no max_attempts: django-q2 retries a failing task forever.",
+            "Set Q_CLUSTER['max_attempts'], e.g. 3; workflows retry per Retry themselves.",
+            "W002",
+        )
+    timeout, retry = cluster.get("timeout"), cluster.get("retry", 60)
+    longest = max(
+        (
+            parse_timedelta(step.time_limit).total_seconds()
+            for model in workflow_models
+            if model.workflow is not None
+            for step in model.workflow.steps.values()
+            if step.time_limit is not None and _readable(step.time_limit)
+        ),
+        default=0,
+    )
+    if retry <= max(timeout or 0, longest):
+        warn(
+            f"Q_CLUSTER retry ({retry} s) is not longer than the task timeout ({timeout} s) "
+            f"and the longest time_limit ({longest:.0f} s): a running task would be redelivered.",
+            "Set Q_CLUSTER['retry'] above both.",
+            "W003",
+        )
+    for alias in connections:
+        settings_dict = connections[alias].settings_dict
+        engine = settings_dict["ENGINE"]
+        options = settings_dict.get("OPTIONS", {})
+        if engine.endswith("sqlite3") and options.get("transaction_mode") != "IMMEDIATE":
+            warn(
+                f"SQLite database {alias!r} uses deferred transactions: the web process and "
+                "the worker will fail with 'database is locked'.",
+                "Set OPTIONS = {'transaction_mode': 'IMMEDIATE', 'timeout': 20}.",
+                "W004",
+            )
+        if engine.endswith("postgresql") and not settings_dict.get("CONN_MAX_AGE"):
+            warn(
+                f"PostgreSQL database {alias!r} has CONN_MAX_AGE = 0: django-q2's ORM broker "
+                "opens new connections for every task.",
+                "Set CONN_MAX_AGE to 60 or more (or None).",
+                "W005",
+            )
+    return messages
+
+
+def _readable(value: Any) -> bool:
+    try:
+        parse_timedelta(value)
+    except InvalidDuration:
+        return False
+    return True
 
 
 def check_model(model: Any) -> list[checks.CheckMessage]:

@@ -10,6 +10,13 @@ from django.core.signals import setting_changed
 DEFAULTS: dict[str, Any] = {
     # Queue automatic steps through django-q2 as records enter them.
     "ENQUEUE_AUTOMATIC_STEPS": True,
+    # Extra django-q2 task options for every queued step (e.g. {"group": "workflow"}).
+    "TASK_OPTIONS": {},
+    # The precise scheduler: how far ahead timers are armed, and how often it looks.
+    "PRECISE_HORIZON": 30,
+    "PRECISE_SWEEP": 5,
+    # How long a timeline leader's lease lasts without renewal (seconds).
+    "PRECISE_LEASE": 15,
 }
 
 

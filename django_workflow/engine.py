@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -24,6 +25,7 @@ from . import rearming, retrying
 from .compiled import STATE_ENTERED_AT, CompiledWorkflow
 from .conf import workflow_settings
 from .declaration import Route
+from .durations import parse_timedelta
 from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
 from .evaluation import holds
 from .signals import step_changed, work_failed, work_halted
@@ -191,16 +193,24 @@ def send_after_commit(
 
 
 def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
-    """Queue an automatic step on django-q2; the worker runs ``run_automatic_step``."""
+    """Queue an automatic step on django-q2; the worker runs ``run_automatic_step``.
+
+    A step's ``time_limit`` becomes the task's timeout: django-q2 kills a
+    worker that runs past it, and the attempt counts as failed.
+    """
     from django_q.tasks import async_task
 
+    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
+    limit = apps.get_model(model_label).workflow.steps[step].time_limit
+    if limit is not None:
+        options["timeout"] = math.ceil(parse_timedelta(limit).total_seconds())
     async_task(
         "django_workflow.engine.run_automatic_step",
         model_label,
         pk,
         step,
-        cluster=queue,
         task_name=f"workflow:{model_label}:{step}:{pk}",
+        q_options=options,
     )
 
 

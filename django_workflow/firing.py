@@ -9,14 +9,14 @@ the log row commit together: a crash loses nothing and repeats nothing.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import connections, router, transaction
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from . import engine, retrying
+from . import engine, probes, retrying
 from .scheduling import due_at
 from .signals import work_failed, work_fired, work_halted
 from .work import Work
@@ -33,7 +33,7 @@ def run_work(
     work = model.workflow.work(work_name)
     now = now or timezone.now()
     db = router.db_for_write(model)
-    if not _anything_due(model, work, now, db):
+    if not probes.due(model, [work], now, db):  # an idle poll is this one indexed query
         return 0
     if work.kind == "step":
         fired = _run_steps(model, work, now, db, batch_size)
@@ -48,48 +48,12 @@ def run_work(
 
 
 def _matching(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
-    rows = model.workflow.queryset(db).filter(work.match(now))
-    if skip:
-        rows = rows.exclude(pk__in=skip)
-    # Ordering by the anchor keeps PostgreSQL's planner on the (partial) index.
-    return rows.order_by(work.anchor, "pk")
+    rows = probes.matching(model, work, now, db)
+    return rows.exclude(pk__in=skip) if skip else rows
 
 
 def _candidates(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
     return _matching(model, work, now, db, skip).select_for_update(skip_locked=True)
-
-
-def _anything_due(model: Any, work: Work, now: datetime, db: str) -> bool:
-    """One indexed query outside a transaction: an idle poll costs one round trip."""
-    probe = _probe(model, work, db)
-    if probe is None:
-        return bool(_matching(model, work, now, db, set()).values_list("pk", flat=True)[:1])
-    sql, params = probe
-    shift = now - _SENTINEL
-    with connections[db].cursor() as cursor:
-        cursor.execute(sql, [p + shift if isinstance(p, datetime) else p for p in params])
-        return cursor.fetchone() is not None
-
-
-# Every instant in a Work's match is `now` minus a constant, so the SQL compiled for
-# one `now` serves every other once its instants are shifted: the ORM compiles once.
-_SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
-_probes: dict[tuple[Any, str, str], tuple[str, list[Any]] | None] = {}
-
-
-def _probe(model: Any, work: Work, db: str) -> tuple[str, list[Any]] | None:
-    key = (model, work.name, db)
-    if key not in _probes:
-        _probes[key] = None
-        calculated = (
-            work.deadline is not None and work.deadline.field in model.workflow.calculations
-        )
-        passes_datetimes = connections[db].ops.adapt_datetimefield_value(_SENTINEL) is _SENTINEL
-        if passes_datetimes and not calculated:
-            rows = _matching(model, work, _SENTINEL, db, set()).values_list("pk", flat=True)[:1]
-            sql, params = rows.query.get_compiler(using=db).as_sql()
-            _probes[key] = (sql, list(params))
-    return _probes[key]
 
 
 def _is_due(work: Work, record: Any, now: datetime) -> bool:

@@ -38,6 +38,8 @@ class Deadline:
 @dataclass(frozen=True)
 class Work:
     name: str
+    #: The model it runs on, as ``app_label.ModelName``: all a scheduler needs to find it.
+    model_label: str
     kind: str
     step: str
     #: The declared name: the step's, the timeout's or the every's.
@@ -124,6 +126,7 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
 
 def _common(workflow: Any, step: str) -> dict[str, Any]:
     return {
+        "model_label": workflow.model._meta.label,
         "step": step,
         "state_attribute": workflow.state_attribute,
         "queue": workflow.queue,

@@ -8,7 +8,7 @@ ensure_venv .venv 3.11 "Django>=5.2,<5.3"
 .venv/bin/python manage.py migrate --no-input
 .venv/bin/python manage.py seed_demo
 
-.venv/bin/python manage.py qcluster &
+.venv/bin/python manage.py workflow_worker &
 worker=$!
 .venv/bin/python manage.py runserver --noreload "${DEMO_ADDRESS:-127.0.0.1:8000}" &
 web=$!

@@ -50,7 +50,7 @@ Q_CLUSTER = {
     "sync": True,
     "max_attempts": 1,
     "timeout": 60,
-    "retry": 120,
+    "retry": 300,
 }
 
 MIDDLEWARE = [

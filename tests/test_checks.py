@@ -68,3 +68,49 @@ def test_an_unknown_option_lists_the_valid_ones(check_output):
 
 def test_the_shipped_test_models_pass_every_check():
     assert check_workflows([apps.get_app_config("testapp")]) == []
+
+
+@pytest.mark.parametrize(
+    "setting, value, code",
+    [
+        ("Q_CLUSTER", {"retry": 300, "timeout": 60}, "W002"),
+        ("Q_CLUSTER", {"max_attempts": 3, "retry": 60, "timeout": 60}, "W003"),
+        ("Q_CLUSTER", {"max_attempts": 3, "retry": 100, "timeout": 60}, "W003"),  # time_limit 2m
+    ],
+)
+def test_unsafe_django_q2_settings_are_warned_about(settings, setting, value, code):
+    setattr(settings, setting, value)
+    found = {message.id for message in check_workflows()}
+    assert f"django_workflow.{code}" in found
+
+
+def test_the_test_settings_are_safe():
+    found = {message.id for message in check_workflows()}
+    assert not any(code.startswith("django_workflow.W00") for code in found), found
+
+
+def test_deferred_sqlite_transactions_and_fresh_postgres_connections_are_warned_about():
+    from django.db import connections
+
+    from django_workflow.checks import check_deployment
+
+    database = connections["default"].settings_dict
+    saved = dict(database)
+    try:
+        if database["ENGINE"].endswith("sqlite3"):
+            database["OPTIONS"] = {}
+            expected = "django_workflow.W004"
+        else:
+            database["CONN_MAX_AGE"] = 0
+            expected = "django_workflow.W005"
+        found = {m.id for m in check_deployment(list(_models()))}
+    finally:
+        database.clear()
+        database.update(saved)
+    assert expected in found
+
+
+def _models():
+    from django_workflow.testing import workflow_models
+
+    return workflow_models()

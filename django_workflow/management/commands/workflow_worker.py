@@ -1,0 +1,113 @@
+"""``manage.py workflow_worker``: run every workflow's work.
+
+Syncs the polling Schedules, then runs a django-q2 cluster per workflow
+queue and, when a workflow uses the precise scheduler, the timeline.
+SIGTERM and Ctrl-C stop it cleanly. ``--once`` runs everything due now and
+exits, for cron-driven deployments and tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand
+from django.db import connections
+
+from django_workflow.schedulers.base import all_works
+from django_workflow.schedulers.polling import PollingScheduler
+from django_workflow.schedulers.precise import PreciseScheduler, Timeline
+from django_workflow.testing import run_due_work
+
+
+class Command(BaseCommand):
+    help = "Run the workflow worker: polling Schedules, the django-q2 cluster and the timeline."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--once", action="store_true", help="Run all due work once and exit.")
+        parser.add_argument(
+            "--queue",
+            action="append",
+            dest="queues",
+            help="Run a cluster for this queue only (repeatable). Default: every workflow queue.",
+        )
+        parser.add_argument(
+            "--no-timeline", action="store_true", help="Do not run the precise timeline here."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self._log_to_stdout(options["verbosity"])
+        works = all_works()
+        self._summary(works)
+        if options["once"]:
+            fired = run_due_work()
+            for name, count in fired.items():
+                self.stdout.write(f"fired {name}: {count}")
+            self.stdout.write(f"done: {sum(fired.values())} fired")
+            return
+        counts = PollingScheduler().sync(works)
+        self.stdout.write("schedules: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        queues = options["queues"] or sorted({work.queue for work in works})
+        self._run(queues, works, timeline=not options["no_timeline"])
+
+    def _run(self, queues: list[str], works: list[Any], timeline: bool) -> None:
+        from django_q.brokers import get_broker
+        from django_q.cluster import Cluster
+
+        connections.close_all()  # forked cluster processes must not share our connections
+        clusters = [Cluster(get_broker(queue)) for queue in queues]
+        for cluster in clusters:
+            cluster.start()
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        thread = None
+        if timeline and any(PreciseScheduler().accepts(work) for work in works):
+            thread = threading.Thread(target=Timeline(works).run, args=(stop,), name="timeline")
+            thread.start()
+        self.stdout.write(
+            f"running: queues {', '.join(queues)}; timeline {'on' if thread else 'off'}"
+        )
+        healthy = True
+        while not stop.wait(1):
+            if not all(cluster.sentinel.is_alive() for cluster in clusters):
+                self.stderr.write("a django-q2 cluster stopped unexpectedly; shutting down")
+                healthy = False
+                stop.set()
+        if thread is not None:
+            thread.join()
+        for cluster in clusters:
+            _stop(cluster)
+        self.stdout.write("stopped")
+        if not healthy:
+            sys.exit(1)
+
+    def _summary(self, works: list[Any]) -> None:
+        polling, precise = PollingScheduler(), PreciseScheduler()
+        self.stdout.write(f"{len(works)} unit(s) of work:")
+        for work in works:
+            how = "timeline" if precise.accepts(work) else "polled" if polling.accepts(work) else ""
+            how = how or "self-scheduled"
+            self.stdout.write(
+                f"  {work.model_label} {work.name} [{how}, queue {work.queue}, "
+                f"check {work.check_interval}]"
+            )
+
+    def _log_to_stdout(self, verbosity: int) -> None:
+        logger = logging.getLogger("django_workflow")
+        if verbosity >= 1 and not logger.handlers:
+            handler = logging.StreamHandler(self.stdout)
+            handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
+
+
+def _stop(cluster: Any) -> None:
+    # A SIGTERM sent to the whole process group (systemd, `timeout`) has already ended
+    # the sentinel; stopping a dead sentinel would wait forever on its stop event.
+    cluster.sentinel.join(timeout=0.5)
+    if cluster.sentinel.is_alive():
+        cluster.stop()

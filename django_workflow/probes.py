@@ -1,0 +1,69 @@
+"""Asking "is anything due?" for several units of work in one query.
+
+Each work contributes a scalar subquery (``SELECT pk … WHERE match ORDER BY
+anchor LIMIT 1``) served by its own index, and one ``SELECT`` carries them
+all: polling costs one round trip per model, however many deadlines it has.
+
+Every instant in a Work's ``match`` is ``now`` minus a constant, so the SQL
+compiled for one ``now`` serves every other once its datetime parameters are
+shifted: on backends that pass datetimes as parameters (PostgreSQL) the ORM
+compiles each probe once. Others, and calculation anchors, compile each time.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connections
+from django.db.models import Subquery
+from django.db.models.sql import Query
+
+from .work import Work
+
+_SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
+_compiled: dict[tuple[Any, tuple[str, ...], str], tuple[str, list[Any]]] = {}
+
+
+def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
+    """The records ``work`` selects at ``now``, in anchor order (PostgreSQL's planner needs it)."""
+    rows = model.workflow.queryset(db).filter(work.match(now))
+    return rows.order_by(work.anchor, "pk")
+
+
+def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
+    """The works in ``works`` with at least one record matching at ``now``."""
+    if not works:
+        return []
+    sql, params = _sql(model, works, now, db)
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return [work for work, first in zip(works, row, strict=True) if first is not None]
+
+
+def _sql(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, list[Any]]:
+    if not _reusable(model, works, db):
+        return _compile(model, works, now, db)
+    key = (model, tuple(work.name for work in works), db)
+    if key not in _compiled:
+        _compiled[key] = _compile(model, works, _SENTINEL, db)
+    sql, params = _compiled[key]
+    shift = now - _SENTINEL
+    return sql, [p + shift if isinstance(p, datetime) else p for p in params]
+
+
+def _reusable(model: Any, works: list[Work], db: str) -> bool:
+    calculations = model.workflow.calculations
+    if any(w.deadline is not None and w.deadline.field in calculations for w in works):
+        return False
+    return connections[db].ops.adapt_datetimefield_value(_SENTINEL) is _SENTINEL
+
+
+def _compile(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, list[Any]]:
+    query = Query(None)
+    for index, work in enumerate(works):
+        first = matching(model, work, now, db).values("pk")[:1]
+        query.add_annotation(Subquery(first), f"work_{index}")
+    sql, params = query.get_compiler(using=db).as_sql()
+    return sql, list(params)

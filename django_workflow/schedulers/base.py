@@ -1,0 +1,40 @@
+"""The interface every scheduling strategy implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from django.apps import apps
+
+from ..work import Work
+
+
+class Scheduler(ABC):
+    """Decides when each ``Work`` runs; ``run_work`` does the running."""
+
+    name: str = ""
+
+    @abstractmethod
+    def accepts(self, work: Work) -> bool:
+        """Whether this scheduler is responsible for ``work``."""
+
+    @abstractmethod
+    def sync(self, works: list[Work]) -> dict[str, int]:
+        """Make durable arrangements for ``works`` (and drop stale ones); return counts."""
+
+
+def all_works() -> list[Work]:
+    """Every unit of work of every workflow model, in model then declaration order."""
+    from ..testing import workflow_models
+
+    return [work for model in workflow_models() for work in model.workflow.works]
+
+
+def model_of(work: Work) -> Any:
+    return apps.get_model(work.model_label)
+
+
+def scheduler_of(work: Work) -> str:
+    """``"polling"`` or ``"precise"``: the workflow's choice (steps are always polled too)."""
+    return model_of(work).workflow.scheduler

@@ -1,0 +1,135 @@
+"""The polling scheduler: django-q2 Schedules on each workflow's queue.
+
+The works of one model that share a ``check_interval`` and queue are polled
+by one Schedule, whose task asks with one combined query which of them have
+anything due, then claims and fires only those. Polling cost grows with the
+number of models, not with the number of deadlines.
+
+Automatic steps are queued the moment a record enters them; their poll is
+the safety net: it queues a step for records that have waited longer than
+``STEP_GRACE`` with no attempt under way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from croniter import croniter
+from django.apps import apps
+from django.db import router
+from django.utils import timezone
+
+from .. import engine, probes, retrying
+from ..compiled import STATE_ENTERED_AT
+from ..firing import run_work
+from ..work import Work
+from .base import Scheduler, model_of
+
+logger = logging.getLogger("django_workflow")
+
+PREFIX = "workflow:"
+POLL_TASK = "django_workflow.schedulers.polling.poll"
+#: How long a record may wait in an automatic step before its poll queues it again.
+STEP_GRACE = timedelta(seconds=60)
+
+
+class PollingScheduler(Scheduler):
+    name = "polling"
+
+    def accepts(self, work: Work) -> bool:
+        if work.self_scheduled:
+            return False
+        return work.kind == "step" or model_of(work).workflow.scheduler == "polling"
+
+    def groups(self, works: list[Work]) -> dict[tuple[str, str, str], list[Work]]:
+        """Works polled together: same model, check interval and queue."""
+        grouped: dict[tuple[str, str, str], list[Work]] = defaultdict(list)
+        for work in works:
+            if self.accepts(work):
+                grouped[(work.model_label, work.check_interval, work.queue)].append(work)
+        return dict(grouped)
+
+    def sync(self, works: list[Work]) -> dict[str, int]:
+        """Add, update and remove the django-q2 Schedules so they match ``works``."""
+        from django_q.models import Schedule
+
+        counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0}
+        wanted = {
+            schedule_name(*key): (key, [w.name for w in group])
+            for key, group in self.groups(works).items()
+        }
+        existing = {s.name: s for s in Schedule.objects.filter(name__startswith=PREFIX)}
+        for name, ((label, cron, queue), names) in wanted.items():
+            values = {
+                "func": POLL_TASK,
+                "args": repr((label, names)),
+                "kwargs": repr({"q_options": {"cluster": queue}}),
+                "schedule_type": Schedule.CRON,
+                "cron": cron,
+                "repeats": -1,
+            }
+            schedule = existing.pop(name, None)
+            if schedule is None:
+                Schedule.objects.create(name=name, next_run=next_run(cron), **values)
+                counts["added"] += 1
+            elif any(getattr(schedule, key) != value for key, value in values.items()):
+                for key, value in values.items():
+                    setattr(schedule, key, value)
+                schedule.next_run = next_run(cron)
+                schedule.save()
+                counts["updated"] += 1
+            else:
+                counts["unchanged"] += 1
+        for stale in existing.values():
+            stale.delete()
+            counts["removed"] += 1
+        return counts
+
+
+def schedule_name(model_label: str, cron: str, queue: str) -> str:
+    """A stable, durable key for one polling group (django-q2 allows 100 characters)."""
+    name = f"{PREFIX}{model_label}:{queue}:{cron}"
+    if len(name) <= 100:
+        return name
+    digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:12]
+    return f"{PREFIX}{model_label[:70]}:{digest}"
+
+
+def next_run(cron: str, after: datetime | None = None) -> datetime:
+    return croniter(cron, after or timezone.now()).get_next(datetime)
+
+
+def poll(model_label: str, work_names: list[str], now: datetime | None = None) -> dict[str, int]:
+    """The Schedule's task: one combined query, then the due works only."""
+    model = apps.get_model(model_label)
+    now = now or timezone.now()
+    db = router.db_for_write(model)
+    works = [model.workflow.work(name) for name in work_names]
+    fired = {}
+    for work in probes.due(model, works, now, db):
+        if work.kind == "step":
+            fired[work.name] = queue_waiting_steps(model, work, now, db)
+        else:
+            fired[work.name] = run_work(model, work.name, now=now)
+    if any(fired.values()):
+        logger.info("poll %s: %s", model_label, ", ".join(f"{k}={v}" for k, v in fired.items()))
+    return fired
+
+
+def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:
+    """Queue the records that waited in an automatic step past the grace, no attempt under way."""
+    rows = probes.matching(model, work, now, db).filter(
+        **{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}
+    )
+    waiting = list(rows.values_list("pk", STATE_ENTERED_AT)[:limit])
+    attempts = retrying.current(model, work, dict(waiting), db)
+    queued = 0
+    for pk, _entered in waiting:
+        if not retrying.waiting(attempts.get(pk), now):
+            engine.enqueue_step(model._meta.label, pk, work.step, work.queue)
+            queued += 1
+    return queued
