@@ -5,6 +5,7 @@ does it), which exports ``PGHOST``/``PGPORT``/``PGUSER``.
 """
 
 import os
+import tempfile
 
 SECRET_KEY = "tests-only"
 USE_TZ = True
@@ -22,11 +23,14 @@ INSTALLED_APPS = [
     "tests.testapp",
 ]
 
+# Worker subprocesses started by the tests are pointed at the test database.
+WORKER_DATABASE = os.environ.get("WORKFLOW_DB_NAME")
+
 if os.environ.get("WORKFLOW_TEST_DB") == "postgres":
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",
-            "NAME": "workflow",
+            "NAME": WORKER_DATABASE or "workflow",
             "HOST": os.environ.get("PGHOST", "127.0.0.1"),
             "PORT": os.environ.get("PGPORT", "5432"),
             "USER": os.environ.get("PGUSER", "postgres"),
@@ -35,19 +39,23 @@ if os.environ.get("WORKFLOW_TEST_DB") == "postgres":
         }
     }
 else:
+    # A file, so worker subprocesses can share the test database.
+    test_file = os.path.join(tempfile.gettempdir(), f"workflow-tests-{os.getpid()}.sqlite3")
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": os.environ.get("WORKFLOW_SQLITE_NAME", ":memory:"),
+            "NAME": WORKER_DATABASE or test_file,
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
-            "TEST": {"NAME": os.environ.get("WORKFLOW_SQLITE_TEST_NAME")},
+            "TEST": {"NAME": test_file},
         }
     }
 
 Q_CLUSTER = {
     "name": "workflow",
     "orm": "default",
-    "sync": True,
+    # Tasks run in the test process; worker subprocesses run them for real.
+    "sync": WORKER_DATABASE is None,
+    "poll": 0.05,
     "max_attempts": 1,
     "timeout": 60,
     "retry": 300,
@@ -80,3 +88,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "loggers": {"django-q": {"level": "ERROR"}, "django_workflow": {"level": "CRITICAL"}},
 }
+
+DJANGO_WORKFLOW = {"PRECISE_SWEEP": 1, "PRECISE_LEASE": 3}

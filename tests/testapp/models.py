@@ -6,6 +6,7 @@ import holidays
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from django_workflow import Every, Retry, Route, Step, Timeout, Transition, WorkflowModel
 from django_workflow.policies import (
@@ -405,3 +406,27 @@ class Sync(WorkflowModel):
         if self.broken:
             raise ConnectionError("remote refused")
         self.pushes += 1
+
+
+class Alarm(WorkflowModel):
+    """A precise deadline whose action may take a while."""
+
+    ring_at = models.DateTimeField(null=True, blank=True)
+    rang_at = models.DateTimeField(null=True, blank=True)
+    rings = models.IntegerField(default=0)
+    sleep_seconds = models.FloatField(default=0)
+
+    class Workflow:
+        scheduler = "precise"
+        log = True
+
+        armed = Step(
+            Timeout("ring", fire_at="ring_at", action="ring"),
+            Timeout("give_up", fire_after="1h", transition_to="done"),
+        )
+        done = Step()
+
+    def ring(self):
+        time.sleep(self.sleep_seconds)
+        self.rings += 1
+        self.rang_at = timezone.now()

@@ -1,0 +1,154 @@
+"""workflow_worker for real: django-q2 clusters and the timeline in subprocesses (SPEC §6).
+
+Each test starts ``manage.py workflow_worker`` processes on the test database
+and watches the rows they change.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+from django.test import override_settings
+from django.utils import timezone
+
+from django_workflow.engine import run_step
+from django_workflow.models import TransitionLog, WorkAttempt
+from tests.testapp.models import Alarm, Batch, Order, SideEffect, Sync
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+# Tasks queued by this process go to the broker, for the worker to run.
+queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
+
+
+@contextmanager
+def worker(tmp_path, name="worker", *args):
+    log = tmp_path / f"{name}.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "WORKFLOW_DB_NAME": str(connection.settings_dict["NAME"]),
+    }
+    connections.close_all()
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "django", "workflow_worker", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, like a service
+        )
+    try:
+        wait_for(lambda: "running:" in log.read_text(), 60, f"{name} to start:\n{log}")
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def wait_for(condition, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_an_automatic_chain_runs_through_the_worker_without_a_poll(tmp_path):
+    with worker(tmp_path), queued_for_the_worker:
+        order = Order.objects.create()
+        started = time.monotonic()
+        order.place()
+        wait_for(lambda: Order.objects.get(pk=order.pk).status == "shipped", 30, "the chain")
+        elapsed = time.monotonic() - started
+    assert Order.objects.get(pk=order.pk).visited == "charge,reserve,pack,ship,"
+    assert elapsed < 20  # far below the 30 s it takes django-q2 to look at any Schedule
+
+
+def test_two_workers_poll_due_deadlines_and_fire_each_record_once(tmp_path):
+    Batch.objects.bulk_create([Batch() for _ in range(60)])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    with worker(tmp_path, "first"), worker(tmp_path, "second"):
+        # django-q2's scheduler looks at due Schedules about every 30 seconds.
+        wait_for(lambda: SideEffect.objects.count() >= 60, 120, "the reminder poll")
+        time.sleep(2)
+    assert SideEffect.objects.count() == 60
+    assert Batch.objects.filter(waiting_ping_fired_at__isnull=False).count() == 60
+    assert TransitionLog.objects.filter(transition_name="ping").count() == 60
+
+
+def test_a_precise_deadline_fires_within_a_second_of_its_instant(tmp_path):
+    with worker(tmp_path):
+        time.sleep(1.5)  # the timeline takes the lease at its first sweep
+        alarm = Alarm.objects.create(ring_at=timezone.now() + timedelta(seconds=4))
+        wait_for(lambda: Alarm.objects.get(pk=alarm.pk).rings == 1, 30, "the alarm")
+    stored = Alarm.objects.get(pk=alarm.pk)
+    lateness = stored.rang_at - stored.ring_at
+    assert timedelta(0) <= lateness < timedelta(seconds=1)
+
+
+def test_a_killed_leader_loses_nothing_and_another_takes_over(tmp_path):
+    alarm = Alarm.objects.create(ring_at=timezone.now() + timedelta(seconds=3), sleep_seconds=4)
+    with worker(tmp_path, "leader") as leader:
+        time.sleep(1.5)
+        with worker(tmp_path, "follower"):
+            # The leader is in the middle of the 4-second action: kill it outright.
+            wait_for(lambda: timezone.now() > alarm.ring_at + timedelta(seconds=1), 10, "ring")
+            os.killpg(leader.pid, signal.SIGKILL)
+            leader.wait()
+            wait_for(lambda: Alarm.objects.get(pk=alarm.pk).rings >= 1, 60, "the takeover")
+            time.sleep(1)
+    assert Alarm.objects.get(pk=alarm.pk).rings == 1
+    assert (
+        TransitionLog.objects.filter(object_id=str(alarm.pk), transition_name="ring").count() == 1
+    )
+    assert "leading" in (tmp_path / "follower.log").read_text()
+
+
+def test_a_hung_action_is_killed_at_its_time_limit_and_counts_as_an_attempt(tmp_path):
+    with worker(tmp_path), queued_for_the_worker:
+        record = Sync.objects.create(hang_seconds=60)  # time_limit is 3 s
+        wait_for(lambda: WorkAttempt.objects.filter(attempts=1).exists(), 30, "the attempt")
+        time.sleep(8)  # django-q2 kills the task a few seconds past its timeout
+    stored = Sync.objects.get(pk=record.pk)
+    assert (stored.state, stored.pushes) == ("pushing", 0)  # nothing half-written
+    Sync.objects.filter(pk=record.pk).update(hang_seconds=0)
+    later = timezone.now() + timedelta(minutes=5)
+    assert run_step(Sync, record.pk, "pushing", now=later) == "pushed"
+    assert (
+        TransitionLog.objects.get(object_id=str(record.pk), triggered_by="automatic").attempt == 2
+    )
+
+
+def test_once_runs_what_is_due_and_exits(tmp_path):
+    Batch.objects.bulk_create([Batch() for _ in range(5)])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(days=3))
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    env["WORKFLOW_DB_NAME"] = str(connection.settings_dict["NAME"])
+    connections.close_all()
+    result = subprocess.run(
+        [sys.executable, "-m", "django", "workflow_worker", "--once"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fired testapp.Batch:timeout:waiting.expire: 5" in result.stdout
+    assert Batch.objects.filter(state="expired").count() == 5
