@@ -17,6 +17,9 @@ DEFAULTS: dict[str, Any] = {
     "PRECISE_SWEEP": 5,
     # How long a timeline leader's lease lasts without renewal (seconds).
     "PRECISE_LEASE": 15,
+    # PostgreSQL: keep each poll's query prepared per session (off behind PgBouncer
+    # in transaction mode, which does not keep sessions).
+    "PREPARE_POLLS": True,
 }
 
 

@@ -8,10 +8,17 @@ Every instant in a Work's ``match`` is ``now`` minus a constant, so the SQL
 compiled for one ``now`` serves every other once its datetime parameters are
 shifted: on backends that pass datetimes as parameters (PostgreSQL) the ORM
 compiles each probe once. Others, and calculation anchors, compile each time.
+On PostgreSQL the probe is also a prepared statement per connection, so the
+server plans it once rather than every tick (``PREPARE_POLLS``; turn it off
+behind a pooler that does not keep sessions, such as PgBouncer in
+transaction mode).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
+import weakref
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +26,7 @@ from django.db import connections
 from django.db.models import Subquery
 from django.db.models.sql import Query
 
+from .conf import workflow_settings
 from .work import Work
 
 _SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
@@ -28,7 +36,7 @@ _compiled: dict[tuple[Any, tuple[str, ...], str], tuple[str, list[Any]]] = {}
 def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
     """The records ``work`` selects at ``now``, in anchor order (PostgreSQL's planner needs it)."""
     rows = model.workflow.queryset(db).filter(work.match(now))
-    return rows.order_by(work.anchor, "pk")
+    return rows.order_by(work.anchor)
 
 
 def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
@@ -37,9 +45,28 @@ def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
         return []
     sql, params = _sql(model, works, now, db)
     with connections[db].cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*_prepared(connections[db], sql, params))
         row = cursor.fetchone()
     return [work for work, first in zip(works, row, strict=True) if first is not None]
+
+
+def _prepared(connection: Any, sql: str, params: list[Any]) -> tuple[str, list[Any]]:
+    """``EXECUTE`` a statement prepared once per PostgreSQL session, or the SQL itself."""
+    if connection.vendor != "postgresql" or not workflow_settings.PREPARE_POLLS:
+        return sql, params
+    prepared = _prepared_by_session.setdefault(connection.connection, set())
+    name = "workflow_probe_" + hashlib.sha1(sql.encode(), usedforsecurity=False).hexdigest()[:20]
+    if name not in prepared:
+        numbered = iter(range(1, len(params) + 1))
+        body = re.sub(r"%%|%s", lambda m: "%" if m[0] == "%%" else f"${next(numbered)}", sql)
+        with connection.cursor() as cursor:
+            cursor.execute(f"PREPARE {name} AS {body}".replace("%", "%%"))
+        prepared.add(name)
+    return f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params
+
+
+# The statements prepared in each open database session (a new session starts empty).
+_prepared_by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def _sql(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, list[Any]]:

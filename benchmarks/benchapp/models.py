@@ -90,3 +90,57 @@ class Deadlined(WorkflowModel):
 
     def remind(self):
         pass
+
+
+class Chain(WorkflowModel):
+    """Five automatic steps in a row."""
+
+    class Workflow:
+        one = Step(action="work", on_success="two")
+        two = Step(action="work", on_success="three")
+        three = Step(action="work", on_success="four")
+        four = Step(action="work", on_success="five")
+        five = Step(action="work", on_success="done")
+        done = Step()
+
+    def work(self):
+        pass
+
+
+class BenchAlarm(WorkflowModel):
+    """A precise deadline that notes when it fired."""
+
+    ring_at = models.DateTimeField(null=True)
+    rang_at = models.DateTimeField(null=True)
+
+    class Workflow:
+        scheduler = "precise"
+        armed = Step(
+            Timeout("ring", fire_at="ring_at", action="ring"),
+            Timeout("give_up", fire_after="1d", transition_to="done"),
+        )
+        done = Step()
+
+    def ring(self):
+        self.rang_at = timezone.now()
+
+
+def _eight_reminders():
+    steps = {}
+    for index in range(20):
+        name = f"s{index:02d}"
+        following = f"s{index + 1:02d}" if index < 19 else None
+        children = [Transition("next", to=following)] if following else []
+        if index < 8:
+            children.append(Timeout("reminder", fire_after="2d", action="remind"))
+        steps[name] = Step(*children)
+    return type("Workflow", (), steps)
+
+
+class Polled(WorkflowModel):
+    """Twenty steps, eight of them with a reminder: eight deadlines to poll."""
+
+    Workflow = _eight_reminders()
+
+    def remind(self):
+        pass
