@@ -152,3 +152,11 @@ def test_once_runs_what_is_due_and_exits(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "fired testapp.Batch:timeout:waiting.expire: 5" in result.stdout
     assert Batch.objects.filter(state="expired").count() == 5
+
+
+@pytest.mark.parametrize("signum, whole_group", [(signal.SIGTERM, False), (signal.SIGINT, True)])
+def test_sigterm_and_ctrl_c_stop_the_worker_cleanly(tmp_path, signum, whole_group):
+    with worker(tmp_path) as process:
+        (os.killpg if whole_group else os.kill)(process.pid, signum)
+        assert process.wait(timeout=30) == 0
+    assert (tmp_path / "worker.log").read_text().rstrip().endswith("stopped")

@@ -288,8 +288,13 @@ class Monitor(WorkflowModel):
                 retry=Retry(max_attempts=3, backoff="5m"),
             ),
             Timeout("give_up", fire_after="10d", transition_to="stopped"),
+            # Below the polling floor, run by the project itself with run_work().
+            Timeout("quick_look", fire_after="10s", action="look", self_scheduled=True),
         )
         stopped = Step()
+
+    def look(self):
+        pass
 
     def run_check(self):
         if self.fail_checks:

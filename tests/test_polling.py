@@ -1,0 +1,91 @@
+"""The polling scheduler: Schedules kept in sync with the Works, one query per poll (SPEC §6)."""
+
+import ast
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from django_q.models import OrmQ, Schedule
+
+from django_workflow.schedulers.base import all_works
+from django_workflow.schedulers.polling import PollingScheduler, poll, schedule_name
+from django_workflow.signals import work_fired
+from tests.testapp.models import Batch, Proposal, Sync
+
+pytestmark = pytest.mark.django_db
+
+
+def test_works_sharing_a_model_interval_and_queue_share_one_schedule():
+    groups = PollingScheduler().groups(all_works())
+    proposal = groups[("testapp.Proposal", "* * * * *", "workflow")]
+    assert [w.name for w in proposal] == [w.name for w in Proposal.workflow.works]
+    assert ("testapp.Alarm", "* * * * *", "workflow") not in groups  # on the timeline
+
+
+def test_sync_adds_updates_and_removes_schedules():
+    scheduler = PollingScheduler()
+    works = all_works()
+    first = scheduler.sync(works)
+    assert first["added"] == Schedule.objects.count() > 0
+    assert scheduler.sync(works) == {
+        "added": 0,
+        "updated": 0,
+        "removed": 0,
+        "unchanged": first["added"],
+    }
+    name = schedule_name("testapp.Proposal", "* * * * *", "workflow")
+    Schedule.objects.filter(name=name).update(cron="0 * * * *", args="()")
+    Schedule.objects.create(
+        name="workflow:testapp.Gone:workflow:* * * * *", func="x", cron="* * * * *"
+    )
+    Schedule.objects.create(name="not-ours", func="y")
+    again = scheduler.sync(works)
+    assert (again["updated"], again["removed"]) == (1, 1)
+    updated = Schedule.objects.get(name=name)
+    assert (updated.cron, updated.schedule_type, updated.repeats) == ("* * * * *", "C", -1)
+    assert updated.func == "django_workflow.schedulers.polling.poll"
+    assert ast.literal_eval(updated.kwargs) == {"q_options": {"cluster": "workflow"}}
+    assert Schedule.objects.filter(name="not-ours").exists()
+
+
+def test_self_scheduled_and_precise_deadlines_are_not_polled():
+    polled = {w.name for group in PollingScheduler().groups(all_works()).values() for w in group}
+    assert "timeout:armed.ring" not in polled  # Alarm is precise
+    assert "timeout:monitoring.quick_look" not in polled
+    assert "timeout:monitoring.check" in polled
+
+
+def test_a_poll_asks_once_and_fires_only_what_is_due():
+    Batch.objects.bulk_create([Batch() for _ in range(3)])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    names = [w.name for w in Batch.workflow.works]
+    with CaptureQueriesContext(connection) as idle:
+        assert poll("testapp.Proposal", [w.name for w in Proposal.workflow.works]) == {}
+    assert len(idle.captured_queries) <= 2  # one probe (and preparing it once on PostgreSQL)
+    assert poll("testapp.Batch", names) == {"timeout:waiting.ping": 3}
+
+
+def test_a_poll_queues_automatic_steps_that_waited_too_long():
+    record = Sync.objects.create()  # no commit captured: its task was never queued
+    Sync.objects.filter(pk=record.pk).update(state_entered_at=timezone.now() - timedelta(minutes=5))
+    OrmQ.objects.all().delete()
+    assert poll("testapp.Sync", ["step:pushing"]) == {"step:pushing": 1}
+    assert Sync.objects.get(pk=record.pk).state == "pushed"  # the test settings run tasks inline
+
+
+def test_work_fired_reports_each_run():
+    received = []
+
+    def listener(sender, **kwargs):
+        received.append((sender, kwargs["work"], kwargs["count"]))
+
+    Batch.objects.bulk_create([Batch(), Batch()])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(days=3))
+    work_fired.connect(listener)
+    try:
+        poll("testapp.Batch", [w.name for w in Batch.workflow.works])
+    finally:
+        work_fired.disconnect(listener)
+    assert (Batch, "timeout:waiting.expire", 2) in received
