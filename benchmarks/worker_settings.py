@@ -13,6 +13,7 @@ Q_CLUSTER = {
     "timeout": 60,
     "retry": 120,
     "max_attempts": 3,
+    "log_level": "WARNING",
 }
 LOGGING = {
     "version": 1,

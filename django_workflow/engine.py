@@ -44,6 +44,7 @@ class Event:
     actor: Any = None
     error: Exception | None = None
     attempt: int | None = None
+    reverses: Any = None  # the log row an undo reverses
 
 
 # Manual transitions ---------------------------------------------------------
@@ -77,10 +78,17 @@ def run_transition(
     for attname in _fields_read(declared.routes, model) - set(accepted):
         guard[attname] = getattr(record, attname)
     changes = {**entry_changes(workflow, target, timezone.now()), **accepted}
+    return move_guarded(record, guard, changes, Event(step, target, name, "manual", actor))
+
+
+def move_guarded(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event) -> Any:
+    """Write ``changes`` only if the row still holds ``guard``; log and announce; refresh."""
+    db = _database(record)
     with transaction.atomic(using=db):
-        if not model._base_manager.using(db).filter(pk=record.pk, **guard).update(**changes):
+        rows = type(record)._base_manager.using(db).filter(pk=record.pk, **guard)
+        if not rows.update(**changes):
             raise StaleRecord(record, tuple(guard))
-        _after_change(record, Event(step, target, name, "manual", actor), db)
+        _after_change(record, event, db)
     _apply(record, changes)
     return record
 
@@ -368,4 +376,5 @@ def _log_row(model: Any, pk: Any, event: Event, db: str) -> Any:
         actor_repr="" if actor is None else str(actor)[:255],
         attempt=event.attempt,
         error="" if error is None else _error_text(error),
+        reverses=event.reverses,
     )

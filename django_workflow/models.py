@@ -85,6 +85,30 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
 
         return engine.run_transition(self, name, actor=actor, authorize=authorize, **accepted)
 
+    def undo(self, actor: Any = None) -> WorkflowModel:
+        """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
+        from .undo import run_undo
+
+        return run_undo(self, actor)
+
+    def history(self) -> Any:
+        """Every transition log row of this record, oldest first."""
+        from .history import history
+
+        return history(self)
+
+    def effective_history(self) -> list[Any]:
+        """The log rows whose effect stands: undone rows and undo rows left out."""
+        from .history import effective_history
+
+        return effective_history(self)
+
+    def state_at(self, instant: Any) -> str | None:
+        """The step this record was in at ``instant``, from the log."""
+        from .history import state_at
+
+        return state_at(self, instant)
+
     @property
     def current_step(self) -> str:
         """The name of the step this record is in."""

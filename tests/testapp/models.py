@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from django_workflow import Every, Retry, Route, Step, Timeout, Transition, WorkflowModel
+from django_workflow import Every, Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.policies import (
     actor_attribute_equals,
     has_perm,
@@ -435,3 +435,37 @@ class Alarm(WorkflowModel):
         time.sleep(self.sleep_seconds)
         self.rings += 1
         self.rang_at = timezone.now()
+
+
+class Decision(WorkflowModel):
+    """Undoable decisions, for the same actor, within 30 minutes."""
+
+    note = models.CharField(max_length=100, blank=True)
+
+    class Workflow:
+        log = True
+        undo = Undo(within="30m", same_actor=True)
+
+        pending = Step(
+            Transition("approve", to="checking", undoable=True, accept=["note"]),
+            Transition("reject", to="rejected", undoable=True),
+            Transition("hold", to="held"),
+        )
+        checking = Step(action="verify", on_success="approved")
+        approved = Step()
+        rejected = Step(Transition("reopen", to="pending"))
+        held = Step(Transition("release", to="pending"))
+
+    def verify(self):
+        pass
+
+
+class Draft(WorkflowModel):
+    """Undo for staff only, at any time, by anyone on the staff."""
+
+    class Workflow:
+        log = True
+        undo = Undo(policy=is_staff)
+
+        writing = Step(Transition("submit", to="submitted", undoable=True))
+        submitted = Step()

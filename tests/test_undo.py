@@ -1,0 +1,171 @@
+"""History, state_at, undo and redo, and every refusal (SPEC §4, §8)."""
+
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.auth.models import User
+
+from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
+from django_workflow.models import TransitionLog
+from tests.testapp.models import Candidate, Decision, Draft
+
+pytestmark = pytest.mark.django_db
+
+T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+ada = SimpleNamespace(name="ada")
+
+
+@pytest.fixture
+def clock(time_machine):
+    time_machine.move_to(T, tick=False)
+    return time_machine
+
+
+def refusal(record, actor=None):
+    with pytest.raises(UndoNotPermitted) as caught:
+        record.undo(actor=actor)
+    return caught.value.reason
+
+
+def test_history_is_the_log_oldest_first(clock):
+    decision = Decision.objects.create()
+    clock.move_to(T + timedelta(minutes=1), tick=False)
+    decision.hold(actor=ada)
+    clock.move_to(T + timedelta(minutes=2), tick=False)
+    decision.release(actor=ada)
+    assert [(r.triggered_by, r.to_state) for r in decision.history()] == [
+        ("initial", "pending"),
+        ("manual", "held"),
+        ("manual", "pending"),
+    ]
+
+
+def test_state_at_reads_the_log(clock):
+    decision = Decision.objects.create()
+    clock.move_to(T + timedelta(minutes=10), tick=False)
+    decision.hold(actor=ada)
+    assert decision.state_at(T - timedelta(seconds=1)) is None
+    assert decision.state_at(T + timedelta(minutes=5)) == "pending"
+    assert decision.state_at(T + timedelta(minutes=10)) == "held"
+
+
+def test_undo_rewinds_the_step_only_and_points_at_what_it_reverses(clock):
+    decision = Decision.objects.create()
+    decision.approve(actor=ada, note="looks good")
+    clock.move_to(T + timedelta(minutes=5), tick=False)
+    decision.undo(actor=ada)
+    stored = Decision.objects.get(pk=decision.pk)
+    assert (stored.state, stored.state_entered_at) == ("pending", T + timedelta(minutes=5))
+    assert stored.note == "looks good"  # attributes stay
+    undo_row = decision.history().last()
+    approve_row = decision.history().get(transition_name="approve")
+    assert (undo_row.triggered_by, undo_row.reverses, undo_row.actor_repr) == (
+        "undo",
+        approve_row,
+        str(ada),
+    )
+    assert (undo_row.from_state, undo_row.to_state) == ("checking", "pending")
+
+
+def test_undoing_an_undo_is_redo_and_queues_an_automatic_step(clock, committed):
+    decision = Decision.objects.create()
+    decision.approve(actor=ada)  # no commit captured: checking has not run
+    decision.undo(actor=ada)
+    with committed():
+        decision.undo(actor=ada)
+    stored = Decision.objects.get(pk=decision.pk)
+    assert stored.state == "approved"  # redo landed in checking, which ran
+    redo = decision.history().get(triggered_by="undo", to_state="checking")
+    assert redo.reverses.triggered_by == "undo"
+
+
+def test_the_effective_history_leaves_out_undone_rows(clock):
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    decision.undo(actor=ada)
+    assert [r.to_state for r in decision.effective_history()] == ["pending"]
+    decision.undo(actor=ada)  # redo: the rejection stands again
+    assert [r.to_state for r in decision.effective_history()] == ["pending", "rejected"]
+
+
+def test_undo_not_enabled():
+    candidate = Candidate.objects.create()
+    assert refusal(candidate, ada) == "undo_not_enabled"
+
+
+def test_no_history():
+    assert refusal(Decision.objects.create(), ada) == "no_history"
+
+
+def test_not_undoable():
+    decision = Decision.objects.create()
+    decision.hold(actor=ada)
+    assert refusal(decision, ada) == "not_undoable"
+
+
+def test_an_automatic_step_change_is_not_undoable(committed):
+    decision = Decision.objects.create()
+    with committed():
+        decision.approve(actor=ada)
+    decision.refresh_from_db()
+    assert decision.state == "approved"
+    assert refusal(decision, ada) == "not_undoable"
+
+
+def test_window_expired(clock):
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    clock.move_to(T + timedelta(minutes=30, seconds=1), tick=False)
+    assert refusal(decision, ada) == "window_expired"
+
+
+def test_no_actor():
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    assert refusal(decision) == "no_actor"
+
+
+def test_different_actor():
+    decision = Decision.objects.create()
+    first, second = User.objects.create_user("first"), User.objects.create_user("second")
+    decision.reject(actor=first)
+    assert refusal(decision, second) == "different_actor"
+    decision.undo(actor=first)
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_a_refused_undo_changes_nothing():
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    before = list(TransitionLog.objects.values_list("id", flat=True))
+    refusal(decision, SimpleNamespace(name="bob"))
+    assert Decision.objects.get(pk=decision.pk).state == "rejected"
+    assert list(TransitionLog.objects.values_list("id", flat=True)) == before
+
+
+def test_the_undo_policy_is_enforced():
+    draft = Draft.objects.create()
+    draft.submit()
+    with pytest.raises(WorkflowPermissionDenied):
+        draft.undo(actor=SimpleNamespace(is_staff=False))
+    draft.undo(actor=SimpleNamespace(is_staff=True, is_active=True))
+    assert Draft.objects.get(pk=draft.pk).state == "writing"
+
+
+def test_a_stale_instance_cannot_undo():
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    stale = Decision.objects.get(pk=decision.pk)
+    decision.undo(actor=ada)
+    with pytest.raises(StaleRecord):
+        stale.undo(actor=ada)
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_a_record_moved_outside_the_workflow_is_not_undoable():
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    Decision.objects.filter(pk=decision.pk).update(state="held")
+    decision.refresh_from_db()
+    assert refusal(decision, ada) == "not_undoable"
