@@ -1,8 +1,25 @@
-"""Admin for the transition log: a read-only record of what happened."""
+"""Admin: a read-only transition log, and ``WorkflowAdminMixin`` for workflow models."""
 
-from django.contrib import admin
+from __future__ import annotations
 
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.forms import modelform_factory
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from . import graph
+from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog
+from .undo import can_undo
 
 
 @admin.register(TransitionLog)
@@ -29,3 +46,162 @@ class TransitionLogAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class WorkflowAdminMixin:
+    """Add to a ``ModelAdmin`` of a workflow model: the step, its buttons, diagram and history.
+
+    Each button posts (with CSRF) to a view that checks the transition's
+    policy again for the logged-in user; a transition that accepts fields
+    asks for them in a form first. Errors appear as admin messages.
+    """
+
+    change_form_template = "admin/django_workflow/change_form.html"
+    workflow_history_per_page = 20
+
+    def get_urls(self) -> list[Any]:
+        prefix = f"{self.model._meta.app_label}_{self.model._meta.model_name}"
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<path:object_id>/workflow/undo/",
+                view(self.workflow_undo_view),
+                name=f"{prefix}_workflow_undo",
+            ),
+            path(
+                "<path:object_id>/workflow/<str:name>/",
+                view(self.workflow_transition_view),
+                name=f"{prefix}_workflow_transition",
+            ),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        record = self.get_object(request, unquote(object_id))
+        if record is not None:
+            extra_context = {
+                **(extra_context or {}),
+                "workflow": self.workflow_panel(request, record),
+            }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    # The panel ----------------------------------------------------------------------
+
+    def workflow_panel(self, request: HttpRequest, record: Any) -> dict[str, Any]:
+        workflow = type(record).workflow
+        step = record.current_step
+        accepts = {t.name: t.accept for t in workflow.steps[step].transitions}
+        actions = [
+            {
+                "name": name,
+                "label": name.replace("_", " ").capitalize(),
+                "url": self._workflow_url(record, "transition", name),
+                "asks": bool(accepts.get(name)),
+            }
+            for name in record.available_actions(request.user)
+        ]
+        history = Paginator(
+            record.history().select_related("actor").order_by("-occurred_at", "-id"),
+            self.workflow_history_per_page,
+        ).get_page(request.GET.get("history_page"))
+        return {
+            "current": step,
+            "kind": workflow.steps[step].kind,
+            "actions": actions,
+            "undo_url": self._workflow_url(record, "undo")
+            if can_undo(record, request.user)
+            else "",
+            "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
+            "pending": [_describe(deadline) for deadline in record.pending_deadlines()],
+            "history": history,
+            "logged": workflow.log is True,
+        }
+
+    def _workflow_url(self, record: Any, view: str, *args: str) -> str:
+        info = self.model._meta.app_label, self.model._meta.model_name
+        return reverse(
+            f"{self.admin_site.name}:{info[0]}_{info[1]}_workflow_{view}", args=[record.pk, *args]
+        )
+
+    # The views ----------------------------------------------------------------------
+
+    def workflow_transition_view(
+        self, request: HttpRequest, object_id: str, name: str
+    ) -> HttpResponse:
+        record = self._workflow_record(request, object_id)
+        declared = type(record).workflow.transition(record.current_step, name)
+        if declared is not None and name not in record.available_actions(request.user):
+            raise PermissionDenied
+        form_class = (
+            modelform_factory(type(record), fields=declared.accept)
+            if declared and declared.accept
+            else None
+        )
+        if request.method == "GET" and form_class is not None:
+            return self._workflow_form(request, record, name, form_class(instance=record))
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        accepted = {}
+        if form_class is not None:
+            form = form_class(request.POST, instance=record)
+            if not form.is_valid():
+                return self._workflow_form(request, record, name, form)
+            accepted = {field: form.cleaned_data[field] for field in declared.accept}
+            record.refresh_from_db()  # the form wrote the values onto the instance
+        try:
+            record.transition(name, actor=request.user, **accepted)
+        except WorkflowPermissionDenied as error:
+            raise PermissionDenied from error
+        except WorkflowError as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, f"{name}: now in {record.current_step}.")
+        return redirect(self._change_url(record))
+
+    def workflow_undo_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        record = self._workflow_record(request, object_id)
+        try:
+            record.undo(actor=request.user)
+        except WorkflowPermissionDenied as error:
+            raise PermissionDenied from error
+        except UndoNotPermitted as error:
+            messages.error(request, f"Undo refused ({error.reason}): {error}")
+        except WorkflowError as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, f"Undone: now in {record.current_step}.")
+        return redirect(self._change_url(record))
+
+    def _workflow_record(self, request: HttpRequest, object_id: str) -> Any:
+        record = self.get_object(request, unquote(object_id))
+        if record is None:
+            raise Http404
+        if not self.has_view_or_change_permission(request, record):
+            raise PermissionDenied
+        return record
+
+    def _workflow_form(
+        self, request: HttpRequest, record: Any, name: str, form: Any
+    ) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{name.replace('_', ' ').capitalize()}: {record}",
+            "opts": self.model._meta,
+            "original": record,
+            "form": form,
+            "transition": name,
+            "change_url": self._change_url(record),
+        }
+        return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
+
+    def _change_url(self, record: Any) -> str:
+        info = self.model._meta.app_label, self.model._meta.model_name
+        return reverse(f"{self.admin_site.name}:{info[0]}_{info[1]}_change", args=[record.pk])
+
+
+def _describe(deadline: Any) -> str:
+    """``"reminder due Wed 2 Dec 16:00"`` in the active (the user's) time zone."""
+    due = timezone.localtime(deadline.due_at)
+    return f"{deadline.name} due {due:%a} {due.day} {due:%b %H:%M}"

@@ -1,9 +1,13 @@
-"""The transition log is read-only in the admin."""
+"""The admin: a read-only transition log, and WorkflowAdminMixin on a change page (SPEC §8)."""
+
+from datetime import UTC, datetime
 
 import pytest
+from django.contrib.auth.models import Permission, User
+from django.utils import timezone
 
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Routed
+from tests.testapp.models import Decision, Proposal, Routed, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -28,3 +32,138 @@ def test_nobody_may_add_change_or_delete_log_rows(admin_client):
     )
     assert response.status_code == 403
     assert TransitionLog.objects.get().to_state == "open"
+
+
+# WorkflowAdminMixin ----------------------------------------------------------------------
+
+
+def change_url(record):
+    return f"/admin/testapp/{record._meta.model_name}/{record.pk}/change/"
+
+
+def action_url(record, name):
+    return f"/admin/testapp/{record._meta.model_name}/{record.pk}/workflow/{name}/"
+
+
+@pytest.fixture
+def viewer(client):
+    """A staff user who may view tickets but holds no change_ticket permission."""
+    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_ticket"))
+    client.force_login(user)
+    return user
+
+
+def test_the_change_page_shows_the_step_buttons_diagram_and_history(admin_client):
+    decision = Decision.objects.create()
+    page = admin_client.get(change_url(decision))
+    assert page.status_code == 200
+    panel = page.context["workflow"]
+    assert (panel["current"], [a["name"] for a in panel["actions"]]) == (
+        "pending",
+        ["approve", "reject", "hold"],
+    )
+    html = page.content.decode()
+    assert 'class="workflow-diagram"' in html
+    assert 'class="step manual current" data-step="pending"' in html
+    assert 'data-transition="reject"' in html
+    assert "workflow-history-row initial" in html
+    assert "/static/django_workflow/workflow.css" in html
+
+
+def test_a_button_runs_the_transition_as_the_logged_in_user(admin_client, admin_user):
+    decision = Decision.objects.create()
+    response = admin_client.post(action_url(decision, "reject"))
+    assert response.status_code == 302 and response.url == change_url(decision)
+    assert Decision.objects.get(pk=decision.pk).state == "rejected"
+    row = decision.history().last()
+    assert (row.actor, row.transition_name) == (admin_user, "reject")
+    page = admin_client.get(change_url(decision))
+    assert "reject: now in rejected." in [str(m) for m in page.context["messages"]]
+
+
+def test_a_transition_that_accepts_fields_asks_for_them(admin_client):
+    decision = Decision.objects.create()
+    form_page = admin_client.get(action_url(decision, "approve"))
+    assert form_page.status_code == 200 and 'name="note"' in form_page.content.decode()
+    admin_client.post(action_url(decision, "approve"), {"note": "ship it"})
+    stored = Decision.objects.get(pk=decision.pk)
+    assert (stored.state, stored.note) == ("checking", "ship it")
+
+
+def test_without_the_policy_there_is_no_button_and_a_forged_post_is_refused(client, viewer):
+    ticket = Ticket.objects.create()
+    page = client.get(change_url(ticket))
+    assert page.status_code == 200
+    assert page.context["workflow"]["actions"] == []
+    assert "data-transition" not in page.content.decode()
+    assert client.post(action_url(ticket, "close")).status_code == 403
+    assert Ticket.objects.get(pk=ticket.pk).state == "new"
+
+
+def test_with_the_policy_the_same_user_gets_the_buttons(client, viewer):
+    viewer.user_permissions.add(Permission.objects.get(codename="change_ticket"))
+    ticket = Ticket.objects.create()
+    page = client.get(change_url(ticket))
+    assert [a["name"] for a in page.context["workflow"]["actions"]] == ["close", "start"]
+    client.post(action_url(ticket, "start"))
+    assert Ticket.objects.get(pk=ticket.pk).state == "working"
+
+
+def test_a_failing_call_shows_the_documented_error(admin_client):
+    decision = Decision.objects.create()
+    stale = Decision.objects.get(pk=decision.pk)
+    stale.hold(actor="someone")  # the record moved on; the button below is now stale
+    response = admin_client.post(action_url(decision, "reject"), follow=True)
+    messages = [str(m) for m in response.context["messages"]]
+    assert any("offers no transition 'reject'" in m for m in messages)
+    assert Decision.objects.get(pk=decision.pk).state == "held"
+
+
+def test_a_get_cannot_run_a_transition(admin_client):
+    decision = Decision.objects.create()
+    assert admin_client.get(action_url(decision, "reject")).status_code == 405
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_undo_is_a_button_when_allowed(admin_client, admin_user):
+    decision = Decision.objects.create()
+    admin_client.post(action_url(decision, "reject"))
+    page = admin_client.get(change_url(decision))
+    assert page.context["workflow"]["undo_url"]
+    admin_client.post(action_url(decision, "undo"))
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+    page = admin_client.get(change_url(decision))
+    assert page.context["workflow"]["undo_url"]  # redo is allowed too
+
+
+def test_undo_refusals_are_admin_messages(admin_client):
+    decision = Decision.objects.create()
+    decision.hold(actor="someone")
+    response = admin_client.post(action_url(decision, "undo"), follow=True)
+    assert any("not_undoable" in str(m) for m in response.context["messages"])
+
+
+def test_pending_deadlines_show_their_due_time_in_the_users_time_zone(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 11, 30, 15, 0, tzinfo=UTC), tick=False)
+    proposal = Proposal.objects.create()
+    with timezone.override("Europe/Zagreb"):
+        pending = admin_client.get(change_url(proposal)).context["workflow"]["pending"]
+    assert pending[0] == "reminder due Wed 2 Dec 16:00"
+
+
+def test_long_histories_are_paginated_newest_first(admin_client):
+    decision = Decision.objects.create()
+    for _ in range(15):
+        decision.hold(actor="a")
+        decision.release(actor="a")
+    first = admin_client.get(change_url(decision)).context["workflow"]["history"]
+    assert (first.paginator.count, len(first.object_list)) == (31, 20)
+    assert (
+        first.object_list[0].to_state == "pending"
+        and first.object_list[0].transition_name == "release"
+    )
+    last = admin_client.get(change_url(decision), {"history_page": 2}).context["workflow"][
+        "history"
+    ]
+    assert last.object_list[-1].triggered_by == "initial"
