@@ -127,17 +127,20 @@ def _edge(edge: Edge, centre: dict[str, tuple[float, float]]) -> str:
         top = y1 - NODE_HEIGHT / 2
         path = f"M {x1 - 20} {top} C {x1 - 30} {top - 30}, {x1 + 30} {top - 30}, {x1 + 20} {top}"
         label_x, label_y = x1, top - 24
+    elif x2 < x1 or (x2 == x1 and y2 < y1):  # back to an earlier step: an arc below
+        start_x, start_y = x1 - NODE_WIDTH / 2, y1 + NODE_HEIGHT / 4
+        end_x, end_y = x2 + NODE_WIDTH / 2, y2 + NODE_HEIGHT / 4
+        low = max(start_y, end_y) + NODE_HEIGHT
+        path = f"M {start_x} {start_y} C {start_x - 30} {low}, {end_x + 30} {low}, {end_x} {end_y}"
+        label_x, label_y = (start_x + end_x) / 2, low - 4
     else:
-        start_x = x1 + (NODE_WIDTH / 2 if x2 > x1 else -NODE_WIDTH / 2 if x2 < x1 else 0)
-        end_x = x2 - (NODE_WIDTH / 2 if x2 > x1 else -NODE_WIDTH / 2 if x2 < x1 else 0)
-        start_y = y1 if x1 != x2 else y1 + (NODE_HEIGHT / 2 if y2 > y1 else -NODE_HEIGHT / 2)
-        end_y = y2 if x1 != x2 else y2 - (NODE_HEIGHT / 2 if y2 > y1 else -NODE_HEIGHT / 2)
-        bend = 0 if x2 > x1 else 40
-        path = (
-            f"M {start_x} {start_y} C {start_x + bend} {start_y + bend}, "
-            f"{end_x + bend} {end_y + bend}, {end_x} {end_y}"
-        )
-        label_x, label_y = (start_x + end_x) / 2, (start_y + end_y) / 2 - 4
+        start_x = x1 + (NODE_WIDTH / 2 if x2 > x1 else 0)
+        end_x = x2 - (NODE_WIDTH / 2 if x2 > x1 else 0)
+        start_y = y1 - NODE_HEIGHT / 4 if x2 > x1 else y1 + NODE_HEIGHT / 2
+        end_y = y2 - NODE_HEIGHT / 4 if x2 > x1 else y2 - NODE_HEIGHT / 2
+        middle = (start_x + end_x) / 2
+        path = f"M {start_x} {start_y} C {middle} {start_y}, {middle} {end_y}, {end_x} {end_y}"
+        label_x, label_y = middle, (start_y + end_y) / 2 - 4
     label = f'<text x="{label_x}" y="{label_y}" text-anchor="middle">{escape(edge.label)}</text>'
     return (
         f'<g class="edge {edge.kind}"><path d="{path}" marker-end="url(#workflow-arrow)"/>'

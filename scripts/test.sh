@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test command: lint, migrations, and the suite on
 # Python 3.11 + Django 5.2 LTS and Python 3.12 + Django 6.1, each on SQLite and PostgreSQL.
+# Installs what the tests need when missing: PostgreSQL, Chromium and chromedriver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
@@ -15,6 +16,17 @@ echo "==> ruff"
 echo "==> migrations are up to date"
 .venv/bin/python manage.py makemigrations --check --dry-run
 DJANGO_SETTINGS_MODULE=tests.settings .venv/bin/python -m django makemigrations --check --dry-run
+
+echo "==> browser for the admin test (Debian's chromium and chromium-driver)"
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install Debian's chromium and chromium-driver packages first" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+export WORKFLOW_REQUIRE_BROWSER=1
 
 echo "==> starting PostgreSQL"
 eval "$(scripts/postgres.sh start)"

@@ -4,7 +4,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from django_workflow import Route, Step, Transition, WorkflowModel
+from django_workflow import Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.policies import has_perm
 
 decide = has_perm("hiring.decide_candidate")
@@ -20,9 +20,11 @@ class Candidate(WorkflowModel):
     )
     score = models.IntegerField(null=True, blank=True)
     offer_sent_at = models.DateTimeField(null=True, blank=True)
+    reminders_sent = models.IntegerField(default=0)
 
     class Workflow:
         log = True
+        undo = Undo(within="30m", same_actor=True)
 
         screening = Step(
             action="screen_resume",
@@ -30,8 +32,8 @@ class Candidate(WorkflowModel):
             on_error="screening_failed",
         )
         interview = Step(
-            Transition("make_offer", to="offer"),
-            Transition("reject", to="rejected"),
+            Transition("make_offer", to="offer", undoable=True),
+            Transition("reject", to="rejected", undoable=True),
             Transition(
                 "triage",
                 Route("fast_track", when=Q(priority="urgent")),
@@ -45,7 +47,11 @@ class Candidate(WorkflowModel):
         )
         offer = Step(action="send_offer", on_success="offer_sent")
         offer_sent = Step(
-            Transition("accept", to="hired"), Transition("decline", to="declined"), policy=decide
+            Transition("accept", to="hired"),
+            Transition("decline", to="declined"),
+            Timeout("offer_reminder", fire_after="2d", action="remind_candidate"),
+            Timeout("offer_expiry", fire_after="7d", transition_to="declined"),
+            policy=decide,
         )
         screening_failed = Step(Transition("rescreen", to="screening"), policy=decide)
         hired = Step(terminal=True)
@@ -66,3 +72,6 @@ class Candidate(WorkflowModel):
 
     def send_offer(self) -> None:
         self.offer_sent_at = timezone.now()
+
+    def remind_candidate(self) -> None:
+        self.reminders_sent += 1

@@ -1,7 +1,10 @@
 """Create the demo admin user and a few candidates (idempotent)."""
 
+from datetime import timedelta
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from example_project.hiring.models import Candidate
 
@@ -24,6 +27,11 @@ class Command(BaseCommand):
         if not Candidate.objects.exists():
             for name, resume in CANDIDATES:
                 Candidate.objects.create(name=name, resume=resume)
+            # One offer sent three days ago: its reminder is due, its expiry pending.
+            waiting = Candidate.objects.create(name="Katherine Example", resume="python sql review")
+            Candidate.objects.filter(pk=waiting.pk).update(
+                state="offer_sent", state_entered_at=timezone.now() - timedelta(days=3)
+            )
         self.stdout.write(
             "Demo data ready. Log in at http://127.0.0.1:8000/admin/ as admin / admin"
         )
