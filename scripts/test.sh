@@ -13,6 +13,9 @@ echo "==> ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 
+echo "==> documentation builds without warnings"
+.venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
+
 echo "==> migrations are up to date"
 .venv/bin/python manage.py makemigrations --check --dry-run
 DJANGO_SETTINGS_MODULE=tests.settings .venv/bin/python -m django makemigrations --check --dry-run
