@@ -21,6 +21,10 @@ INSTALLED_APPS = [
     "django_q",
     "django_workflow",
     "example_project.hiring",
+    "example_project.approvals",
+    "example_project.fulfilment",
+    "example_project.dunning",
+    "example_project.support",
 ]
 
 MIDDLEWARE = [

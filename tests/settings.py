@@ -22,6 +22,12 @@ INSTALLED_APPS = [
     "django_q",
     "django_workflow",
     "tests.testapp",
+    # The example project's reference workflows, tested end to end in tests/examples.
+    "example_project.hiring",
+    "example_project.approvals",
+    "example_project.fulfilment",
+    "example_project.dunning",
+    "example_project.support",
 ]
 
 # Worker subprocesses started by the tests are pointed at the test database.

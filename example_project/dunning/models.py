@@ -1,0 +1,43 @@
+"""Subscription dunning: a grace period ending on a date of the record, then escalation."""
+
+from django.db import models
+
+from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
+
+
+class Subscription(WorkflowModel):
+    customer = models.CharField(max_length=200)
+    grace_ends_at = models.DateTimeField(null=True, blank=True)
+    dunning_emails = models.IntegerField(default=0)
+    final_notices = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+        check_interval = "0 * * * *"  # hourly: these deadlines are days long
+
+        active = Step(Transition("payment_failed", to="grace", accept=["grace_ends_at"]))
+        grace = Step(
+            Transition("pay", to="active"),
+            Timeout("grace_over", fire_after="1h", field="grace_ends_at", transition_to="dunning"),
+        )
+        dunning = Step(
+            Transition("pay", to="active"),
+            Every("dunning_email", interval="3d", action="send_dunning_email"),
+            Timeout("suspension", fire_after="9d", transition_to="suspended"),
+        )
+        suspended = Step(
+            Transition("pay", to="active"),
+            Timeout("final_notice", fire_after="14d", action="send_final_notice"),
+            # 9 days of dunning + 21 suspended: cancelled 30 days after the grace ended.
+            Timeout("cancellation", fire_after="21d", transition_to="cancelled"),
+        )
+        cancelled = Step(terminal=True)
+
+    def __str__(self) -> str:
+        return self.customer
+
+    def send_dunning_email(self):
+        self.dunning_emails += 1
+
+    def send_final_notice(self):
+        self.final_notices += 1

@@ -1,0 +1,81 @@
+"""Support ticket SLA: priority routing, per-queue SLAs in Croatian business days."""
+
+import holidays
+from django.db import models
+from django.db.models import Q
+
+from django_workflow import Every, Route, Step, Timeout, Transition, WorkflowModel
+from django_workflow.policies import is_staff
+
+
+class Ticket(WorkflowModel):
+    subject = models.CharField(max_length=200)
+    priority = models.CharField(
+        max_length=10,
+        default="normal",
+        choices=[("normal", "Normal"), ("urgent", "Urgent")],
+    )
+    team = models.CharField(
+        max_length=10,
+        default="technical",
+        choices=[("technical", "Technical"), ("billing", "Billing")],
+    )
+    sla_warnings = models.IntegerField(default=0)
+    stale_flags = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+        time_zone = "Europe/Zagreb"
+        holidays = holidays.country_holidays("HR")
+
+        new = Step(
+            Transition(
+                "triage",
+                Route("urgent", when=Q(priority="urgent")),
+                Route("billing", when=Q(team="billing")),
+                Route("technical"),
+                accept=["priority"],
+            ),
+        )
+        # "escalate" means something different in each queue.
+        technical = Step(
+            Transition("resolve", to="resolved"),
+            Transition("escalate", to="urgent"),
+            Transition("ask_customer", to="waiting_on_customer"),
+            Timeout("sla_warning", fire_after="2bd", action="warn_team_lead"),
+            Timeout("sla_breach", fire_after="3bd", transition_to="breached"),
+        )
+        billing = Step(
+            Transition("resolve", to="resolved"),
+            Transition("escalate", to="urgent"),
+            Transition("ask_customer", to="waiting_on_customer"),
+            Timeout("sla_warning", fire_after="1bd", action="warn_team_lead"),
+            Timeout("sla_breach", fire_after="2bd", transition_to="breached"),
+        )
+        urgent = Step(
+            Transition("resolve", to="resolved"),
+            Transition("escalate", to="management"),
+            Timeout("sla_warning", fire_after="2h", action="warn_team_lead"),
+            Timeout("sla_breach", fire_after="4h", transition_to="breached"),
+        )
+        waiting_on_customer = Step(
+            Transition("customer_replied", to="technical"),
+            Transition("resolve", to="resolved"),
+            Every("stale_check", interval="30d", action="flag_stale"),
+        )
+        breached = Step(
+            Transition("resolve", to="resolved"), Transition("escalate", to="management")
+        )
+        management = Step(Transition("resolve", to="resolved"))
+        resolved = Step(terminal=True)
+
+        policies = {"escalate": is_staff}
+
+    def __str__(self) -> str:
+        return self.subject
+
+    def warn_team_lead(self):
+        self.sla_warnings += 1
+
+    def flag_stale(self):
+        self.stale_flags += 1
