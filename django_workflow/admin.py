@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.contrib import admin, messages
@@ -148,22 +149,20 @@ class WorkflowAdminMixin:
                 return self._workflow_form(request, record, name, form)
             accepted = {field: form.cleaned_data[field] for field in declared.accept}
             record.refresh_from_db()  # the form wrote the values onto the instance
-        try:
-            record.transition(name, actor=request.user, **accepted)
-        except WorkflowPermissionDenied as error:
-            raise PermissionDenied from error
-        except WorkflowError as error:
-            messages.error(request, str(error))
-        else:
-            messages.success(request, f"{name}: now in {record.current_step}.")
-        return redirect(self._change_url(record))
+        call = partial(record.transition, name, actor=request.user, **accepted)
+        return self._workflow_call(request, record, call, f"{name}: now in")
 
     def workflow_undo_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         record = self._workflow_record(request, object_id)
+        call = partial(record.undo, actor=request.user)
+        return self._workflow_call(request, record, call, "Undone: now in")
+
+    def _workflow_call(self, request: HttpRequest, record: Any, call: Any, done: str) -> Any:
+        """Run a workflow call for the logged-in user; its errors become admin messages."""
         try:
-            record.undo(actor=request.user)
+            call()
         except WorkflowPermissionDenied as error:
             raise PermissionDenied from error
         except UndoNotPermitted as error:
@@ -171,7 +170,7 @@ class WorkflowAdminMixin:
         except WorkflowError as error:
             messages.error(request, str(error))
         else:
-            messages.success(request, f"Undone: now in {record.current_step}.")
+            messages.success(request, f"{done} {record.current_step}.")
         return redirect(self._change_url(record))
 
     def _workflow_record(self, request: HttpRequest, object_id: str) -> Any:
