@@ -49,7 +49,9 @@ def action_url(record, name):
 def viewer(client):
     """A staff user who may view tickets but holds no change_ticket permission."""
     user = User.objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_ticket"))
+    user.user_permissions.add(
+        Permission.objects.get(codename="view_ticket", content_type__app_label="testapp")
+    )
     client.force_login(user)
     return user
 
@@ -102,7 +104,9 @@ def test_without_the_policy_there_is_no_button_and_a_forged_post_is_refused(clie
 
 
 def test_with_the_policy_the_same_user_gets_the_buttons(client, viewer):
-    viewer.user_permissions.add(Permission.objects.get(codename="change_ticket"))
+    viewer.user_permissions.add(
+        Permission.objects.get(codename="change_ticket", content_type__app_label="testapp")
+    )
     ticket = Ticket.objects.create()
     page = client.get(change_url(ticket))
     assert [a["name"] for a in page.context["workflow"]["actions"]] == ["close", "start"]

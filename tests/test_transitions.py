@@ -163,7 +163,9 @@ def test_workflow_policies_win_over_the_step_policy(committed, recruiter):
 
 def test_a_shared_name_acts_on_the_current_step(db):
     boss = User.objects.create_user("boss")
-    boss.user_permissions.add(Permission.objects.get(codename="change_ticket"))
+    boss.user_permissions.add(
+        Permission.objects.get(codename="change_ticket", content_type__app_label="testapp")
+    )
     boss = User.objects.get(pk=boss.pk)
     closed_early = Ticket.objects.create()
     closed_early.close(actor=boss)
