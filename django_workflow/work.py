@@ -23,9 +23,6 @@ from .durations import BusinessDays, parse_duration, shortest
 
 Duration = timedelta | BusinessDays
 
-#: Each kind of work, and its name prefix (a durable key: schedulers store it).
-KINDS = ("step", "timeout", "every")
-
 
 @dataclass(frozen=True)
 class Deadline:

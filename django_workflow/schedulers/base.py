@@ -33,8 +33,3 @@ def all_works() -> list[Work]:
 
 def model_of(work: Work) -> Any:
     return apps.get_model(work.model_label)
-
-
-def scheduler_of(work: Work) -> str:
-    """``"polling"`` or ``"precise"``: the workflow's choice (steps are always polled too)."""
-    return model_of(work).workflow.scheduler
