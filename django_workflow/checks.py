@@ -14,7 +14,6 @@ from itertools import pairwise
 from typing import Any
 
 from croniter import croniter
-from django.apps import apps
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
@@ -37,7 +36,9 @@ SCHEDULERS = ("polling", "precise")
 
 def check_workflows(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     messages: list[checks.CheckMessage] = []
-    models_checked = list(_workflow_models(app_configs))
+    from .models import workflow_models
+
+    models_checked = workflow_models(app_configs, declared=False)
     for model in models_checked:
         messages.extend(check_model(model))
     if models_checked and app_configs is None:
@@ -133,16 +134,6 @@ def check_model(model: Any) -> list[checks.CheckMessage]:
                 _error(model, f"the declaration could not be checked: {error!r}.", "", "E002")
             )
     return messages
-
-
-def _workflow_models(app_configs: Any) -> Iterator[Any]:
-    from .models import WorkflowModel
-
-    configs = app_configs or apps.get_app_configs()
-    for config in configs:
-        for model in config.get_models():
-            if issubclass(model, WorkflowModel) and not model._meta.proxy:
-                yield model
 
 
 def _error(model: Any, message: str, hint: str, code: str) -> checks.Error:

@@ -127,6 +127,21 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         ]
 
 
+def workflow_models(app_configs: Any = None, *, declared: bool = True) -> list[Any]:
+    """The concrete workflow models (proxies share their model's); ``declared=False``
+    also returns those missing a ``Workflow``, for the checks to report."""
+    from django.apps import apps
+
+    return [
+        model
+        for config in app_configs or apps.get_app_configs()
+        for model in config.get_models()
+        if issubclass(model, WorkflowModel)
+        and not model._meta.proxy
+        and (model.workflow is not None or not declared)
+    ]
+
+
 def _allowed(policy: Any, actor: Any, record: Any, name: str) -> bool:
     return policy is None or bool(policy(actor, record, name))
 

@@ -10,21 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.apps import apps
-
 from .firing import run_work
+from .models import workflow_models
 
 MAX_PASSES = 50
-
-
-def workflow_models() -> list[Any]:
-    from .models import WorkflowModel
-
-    return [
-        model
-        for model in apps.get_models()
-        if issubclass(model, WorkflowModel) and model.workflow is not None and not model._meta.proxy
-    ]
 
 
 def run_due_work(now: datetime | None = None) -> dict[str, int]:

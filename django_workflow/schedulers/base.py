@@ -26,7 +26,7 @@ class Scheduler(ABC):
 
 def all_works() -> list[Work]:
     """Every unit of work of every workflow model, in model then declaration order."""
-    from ..testing import workflow_models
+    from ..models import workflow_models
 
     return [work for model in workflow_models() for work in model.workflow.works]
 
