@@ -90,9 +90,22 @@ class CompiledWorkflow:
             f"its works are: {', '.join(w.name for w in self.works)}."
         )
 
+    @cached_property
+    def fired_anchors(self) -> tuple[tuple[str, str], ...]:
+        """(fired column, anchor) of each action timeout."""
+        return tuple((w.fired_field, w.deadline.field) for w in self.works if w.fired_field)
+
+    @cached_property
+    def _fired_by_step(self) -> dict[str, list[str]]:
+        by_step: dict[str, list[str]] = {name: [] for name in self.steps}
+        for work in self.works:
+            if work.fired_field:
+                by_step[work.step].append(work.fired_field)
+        return by_step
+
     def fired_fields(self, step_name: str) -> list[str]:
         """The fired columns of a step's action timeouts: cleared on every entry."""
-        return [w.fired_field for w in self.works if w.step == step_name and w.fired_field]
+        return self._fired_by_step.get(step_name, [])
 
     def queryset(self, using: str | None = None) -> Any:
         """The model's rows with ``calculations`` aliased, so a Work's ``match`` applies."""

@@ -11,6 +11,7 @@ was loaded with are remembered so ``save()`` can tell.
 from __future__ import annotations
 
 import copy
+from functools import cache
 from typing import Any
 
 from django.db.models import Case, DateTimeField, F, Q, Value, When
@@ -20,25 +21,22 @@ from .evaluation import evaluate
 LOADED = "_workflow_loaded_anchors"
 
 
-def _timeouts(workflow: Any) -> list[tuple[str, str]]:
-    """(fired column, anchor) of each action timeout."""
-    return [(w.fired_field, w.deadline.field) for w in workflow.works if w.fired_field]
-
-
 def _calculations(workflow: Any) -> dict[str, Any]:
     return workflow.calculations if isinstance(workflow.calculations, dict) else {}
 
 
-def _watched(workflow: Any) -> set[str]:
-    """Attribute names whose change can move an anchor."""
+@cache
+def _watched(model: Any) -> frozenset[str]:
+    """Attribute names whose change can move an anchor (read on every load: computed once)."""
+    workflow = model.workflow
     calculations = _calculations(workflow)
     names: set[str] = set()
-    for _fired, anchor in _timeouts(workflow):
+    for _fired, anchor in workflow.fired_anchors:
         if anchor in calculations:
             names |= _referenced(calculations[anchor])
         else:
             names.add(anchor)
-    return names
+    return frozenset(names)
 
 
 def _referenced(expression: Any) -> set[str]:
@@ -53,10 +51,11 @@ def _referenced(expression: Any) -> set[str]:
 def remember(record: Any) -> None:
     """Note the anchor values the instance holds now (deferred fields are left out)."""
     workflow = type(record).workflow
-    if workflow is None or not _timeouts(workflow):
+    if workflow is None or not workflow.fired_anchors:
         return
     values = record.__dict__
-    setattr(record, LOADED, {name: values[name] for name in _watched(workflow) if name in values})
+    watched = _watched(type(record))
+    setattr(record, LOADED, {name: values[name] for name in watched if name in values})
 
 
 def rearm_before_save(record: Any, update_fields: Any) -> Any:
@@ -67,7 +66,7 @@ def rearm_before_save(record: Any, update_fields: Any) -> Any:
     workflow = type(record).workflow
     cleared = [
         fired
-        for fired, anchor in _timeouts(workflow)
+        for fired, anchor in workflow.fired_anchors
         if getattr(record, fired, None) is not None and _moved_later(record, anchor, loaded)
     ]
     for fired in cleared:
@@ -102,7 +101,7 @@ def _later(old: Any, new: Any) -> bool:
 def rearm_in_update(workflow: Any, values: dict[str, Any]) -> dict[str, Any]:
     """Add to a ``QuerySet.update()`` the clearing of fired columns whose anchor it moves later."""
     extra = {}
-    for fired, anchor in _timeouts(workflow):
+    for fired, anchor in workflow.fired_anchors:
         new = values.get(anchor)
         if new is None or fired in values:
             continue
