@@ -66,12 +66,7 @@ def _is_due(work: Work, record: Any, now: datetime) -> bool:
 def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
     moved, skip = 0, set()
     while True:
-        pks = list(
-            model.workflow.queryset(db)
-            .filter(work.match(now))
-            .exclude(pk__in=skip)
-            .values_list("pk", flat=True)[:batch_size]
-        )
+        pks = list(_matching(model, work, now, db, skip).values_list("pk", flat=True)[:batch_size])
         for pk in pks:
             if engine.run_step(model, pk, work.step, now=now) is None:
                 skip.add(pk)
