@@ -1,0 +1,79 @@
+"""The precise timeline in-process: arming, firing never early, re-checking, the lease."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from django_workflow.schedulers.base import all_works
+from django_workflow.schedulers.precise import Lease, Timeline
+from tests.testapp.models import Alarm
+
+pytestmark = pytest.mark.django_db
+
+T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def timeline(time_machine):
+    time_machine.move_to(T, tick=False)
+    timeline = Timeline(all_works())
+    timeline.leading = True
+    return timeline
+
+
+def test_only_precise_deadlines_are_on_the_timeline(timeline):
+    assert {(w.model_label, w.name) for w in timeline.works} == {
+        ("testapp.Alarm", "timeout:armed.ring"),
+        ("testapp.Alarm", "timeout:armed.give_up"),
+        ("testapp.AtThePreciseFloor", "timeout:waiting.soon"),
+        ("hiring.Candidate", "timeout:awaiting_interview.interview_held"),
+        ("hiring.Candidate", "timeout:decision.nudge"),
+        ("hiring.Candidate", "timeout:offer_sent.offer_reminder"),
+        ("hiring.Candidate", "timeout:offer_sent.offer_expiry"),
+    }
+
+
+def test_a_timer_never_fires_early_and_checks_the_record_again(timeline, time_machine):
+    stays = Alarm.objects.create(ring_at=T + timedelta(seconds=10))
+    leaves = Alarm.objects.create(ring_at=T + timedelta(seconds=10))
+    timeline.sweep()
+    assert timeline.seconds_to_next_timer() == 10
+    time_machine.move_to(T + timedelta(seconds=10) - timedelta(microseconds=1), tick=False)
+    assert timeline.fire_due() == 0
+    Alarm.objects.filter(pk=leaves.pk).update(state="done")  # moved on after it was armed
+    time_machine.move_to(T + timedelta(seconds=10), tick=False)
+    assert timeline.fire_due() == 1
+    rings = dict(Alarm.objects.values_list("pk", "rings"))
+    assert rings == {stays.pk: 1, leaves.pk: 0}
+
+
+def test_only_deadlines_inside_the_horizon_are_armed(timeline):
+    Alarm.objects.create(ring_at=T + timedelta(seconds=31))
+    timeline.sweep()
+    assert timeline.seconds_to_next_timer() is None
+
+
+def test_an_overdue_deadline_fires_at_the_first_sweep(timeline):
+    late = Alarm.objects.create(ring_at=T - timedelta(minutes=5))  # a dead leader held it
+    timeline.sweep()
+    assert timeline.fire_due() == 1
+    assert Alarm.objects.get(pk=late.pk).rings == 1
+
+
+def test_a_change_in_this_process_arms_at_once(timeline):
+    alarm = Alarm.objects.create(ring_at=T + timedelta(seconds=5))
+    timeline._on_step_changed(sender=Alarm, instance=alarm, to_state="armed")
+    assert timeline.seconds_to_next_timer() == 5
+
+
+def test_one_node_holds_the_lease_until_it_expires(time_machine):
+    time_machine.move_to(T, tick=False)
+    first = Lease(holder="first", duration=timedelta(seconds=15))
+    second = Lease(holder="second", duration=timedelta(seconds=15))
+    assert first.hold() and not second.hold()
+    time_machine.move_to(T + timedelta(seconds=10), tick=False)
+    assert first.hold() and not second.hold()  # renewed until T + 25 s
+    time_machine.move_to(T + timedelta(seconds=26), tick=False)
+    assert second.hold() and not first.hold()
+    second.release()
+    assert first.hold()
