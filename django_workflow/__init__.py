@@ -4,6 +4,7 @@ from typing import Any
 
 from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
+    DirectStepChange,
     NoRouteMatched,
     StaleRecord,
     TransitionNotAllowed,
@@ -13,6 +14,7 @@ from .errors import (
 )
 
 __all__ = [
+    "DirectStepChange",
     "Every",
     "NoRouteMatched",
     "Retry",
@@ -34,7 +36,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Django imports this package while loading apps, before models may be defined.
     if name == "WorkflowModel":
-        from .models import WorkflowModel
+        from .workflow_model import WorkflowModel
 
         return WorkflowModel
     if name == "run_work":

@@ -9,5 +9,8 @@ class DjangoWorkflowConfig(AppConfig):
 
     def ready(self) -> None:
         from .checks import check_workflows
+        from .queueing import queue_entered
+        from .signals import entered_step
 
         checks.register(check_workflows, "django_workflow")
+        entered_step.connect(queue_entered, dispatch_uid="django_workflow.queue_entered")

@@ -8,7 +8,7 @@ model, the step and the entity, with a hint. The IDs are listed in
 from __future__ import annotations
 
 import zoneinfo
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any
@@ -19,7 +19,8 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Q
 
-from .compiled import OPTIONS, STATE_ENTERED_AT, CompiledWorkflow
+from .columns import STATE_ENTERED_AT
+from .compiled import OPTIONS, CompiledWorkflow, Problem
 from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
 from .durations import (
     BusinessDays,
@@ -29,6 +30,7 @@ from .durations import (
     parse_timedelta,
 )
 from .generation import STATE_MAX_LENGTH, is_generated
+from .workflow_model import workflow_models
 
 Messages = Iterator[checks.CheckMessage]
 SCHEDULERS = ("polling", "precise")
@@ -36,8 +38,6 @@ SCHEDULERS = ("polling", "precise")
 
 def check_workflows(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     messages: list[checks.CheckMessage] = []
-    from .models import workflow_models
-
     models_checked = workflow_models(app_configs, declared=False)
     for model in models_checked:
         messages.extend(check_model(model))
@@ -182,30 +182,14 @@ def check_options(model: Any, workflow: CompiledWorkflow) -> Messages:
 
 
 def _check_option_types(model: Any, workflow: CompiledWorkflow) -> Messages:
-    expected: dict[str, tuple[Callable[[Any], bool], str]] = {
-        "state_attribute": (lambda v: isinstance(v, str) and v.isidentifier(), "an identifier"),
-        "queue": (lambda v: isinstance(v, str) and bool(v), "a non-empty string"),
-        "scheduler": (lambda v: v in SCHEDULERS, "'polling' or 'precise'"),
-        "log": (lambda v: isinstance(v, bool), "True or False"),
-        "undo": (lambda v: v is None or isinstance(v, Undo), "an Undo(...)"),
-        "policies": (lambda v: isinstance(v, dict), "a dict of transition name to policy"),
-        "calculations": (lambda v: isinstance(v, dict), "a dict of name to expression"),
-        "time_zone_field": (lambda v: v is None or isinstance(v, str), "a field name"),
-    }
-    for name, (valid, description) in expected.items():
-        value = getattr(workflow, name)
-        if not valid(value):
-            yield _error(
-                model,
-                f"`Workflow.{name}` is {value!r}; it must be {description}.",
-                f"Fix `{name}` in the Workflow declaration.",
-                "E027",
-            )
-    if workflow.state_attribute == STATE_ENTERED_AT:
+    problems = list(workflow.problems)
+    if workflow.scheduler not in SCHEDULERS:
+        problems.append(Problem("scheduler", workflow.scheduler, "'polling' or 'precise'"))
+    for problem in problems:
         yield _error(
             model,
-            f"state_attribute cannot be {STATE_ENTERED_AT!r}: that name holds the entry time.",
-            "Choose another name, such as 'status'.",
+            f"`Workflow.{problem.option}` is {problem.value!r}; it must be {problem.expected}.",
+            f"Fix `{problem.option}` in the Workflow declaration.",
             "E027",
         )
 

@@ -1,47 +1,75 @@
 """The compiled workflow: the inner ``class Workflow:`` read once per model.
 
-Reading never raises. Whatever cannot be understood is kept as written (or
-listed in ``unknown_options``) for the checks to report.
+Reading never raises. An option of the wrong type is recorded in
+``problems`` and read as its default; a name that is no option is listed in
+``unknown_options``; the checks report both. Every other reader can trust the
+typed attributes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .declaration import Step, Transition
+from .columns import STATE_ENTERED_AT
+from .declaration import Step, Transition, Undo
+from .work import Work, compile_works
 
-#: Every option ``class Workflow:`` accepts, with its default.
-OPTIONS: dict[str, Any] = {
-    "state_attribute": "state",
-    "check_interval": "* * * * *",
-    "queue": "workflow",
-    "scheduler": "polling",
-    "log": False,
-    "undo": None,
-    "policies": {},
-    "calculations": {},
-    "time_zone": "UTC",
-    "time_zone_field": None,
-    "holidays": None,
+__all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+#: Every option ``class Workflow:`` accepts: its default, a test of its type, and what it must be.
+OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
+    "state_attribute": (
+        "state",
+        lambda v: isinstance(v, str) and v.isidentifier() and v != STATE_ENTERED_AT,
+        f"an identifier other than {STATE_ENTERED_AT!r}",
+    ),
+    "check_interval": ("* * * * *", _text, "a cron expression"),
+    "queue": ("workflow", _text, "a non-empty string"),
+    "scheduler": ("polling", _text, "the name of a scheduler"),
+    "log": (False, lambda v: isinstance(v, bool), "True or False"),
+    "undo": (None, lambda v: v is None or isinstance(v, Undo), "an Undo(...)"),
+    "policies": ({}, lambda v: isinstance(v, dict), "a dict of transition name to policy"),
+    "calculations": ({}, lambda v: isinstance(v, dict), "a dict of name to expression"),
+    "time_zone": ("UTC", _text, "an IANA time zone name"),
+    "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
+    "holidays": (None, lambda v: True, "a holidays calendar"),
 }
 
-STATE_ENTERED_AT = "state_entered_at"
+
+@dataclass(frozen=True)
+class Problem:
+    """An option given a value of the wrong type (read as its default meanwhile)."""
+
+    option: str
+    value: Any
+    expected: str
 
 
 @dataclass
 class CompiledWorkflow:
     model: Any
     steps: dict[str, Step]
-    options: dict[str, Any]
+    state_attribute: str = "state"
+    check_interval: str = "* * * * *"
+    queue: str = "workflow"
+    scheduler: str = "polling"
+    log: bool = False
+    undo: Undo | None = None
+    policies: dict[str, Any] = field(default_factory=dict)
+    calculations: dict[str, Any] = field(default_factory=dict)
+    time_zone: str = "UTC"
+    time_zone_field: str | None = None
+    holidays: Any = None
     unknown_options: list[str] = field(default_factory=list)
-
-    def __getattr__(self, name: str) -> Any:
-        options = self.__dict__.get("options", {})
-        if name in options:
-            return options[name]
-        raise AttributeError(name)
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def initial_step(self) -> str | None:
@@ -69,19 +97,16 @@ class CompiledWorkflow:
 
     def policy_for(self, step_name: str, name: str) -> Any:
         """The policy guarding ``name`` in ``step_name``: ``Workflow.policies`` wins."""
-        policies = self.policies if isinstance(self.policies, dict) else {}
-        if name in policies:
-            return policies[name]
+        if name in self.policies:
+            return self.policies[name]
         return self.steps[step_name].policy
 
     @cached_property
-    def works(self) -> tuple[Any, ...]:
+    def works(self) -> tuple[Work, ...]:
         """Every unit of work: automatic steps, timeouts and every, in declaration order."""
-        from .work import compile_works
-
         return compile_works(self)
 
-    def work(self, name: str) -> Any:
+    def work(self, name: str) -> Work:
         for work in self.works:
             if work.name == name:
                 return work
@@ -107,11 +132,18 @@ class CompiledWorkflow:
         """The fired columns of a step's action timeouts: cleared on every entry."""
         return self._fired_by_step.get(step_name, [])
 
+    @cached_property
+    def owned_columns(self) -> frozenset[str]:
+        """The columns only the engine writes: ``save()`` leaves them alone."""
+        owned = {self.state_attribute, STATE_ENTERED_AT}
+        for work in self.works:
+            owned.update(c for c in (work.fired_field, work.last_fired_field) if c)
+        return frozenset(owned)
+
     def queryset(self, using: str | None = None) -> Any:
         """The model's rows with ``calculations`` aliased, so a Work's ``match`` applies."""
         rows = self.model._base_manager.using(using)
-        calculations = self.calculations if isinstance(self.calculations, dict) else {}
-        return rows.alias(**calculations) if calculations else rows
+        return rows.alias(**self.calculations) if self.calculations else rows
 
     def choices(self) -> list[tuple[str, str]]:
         return [(name, name.replace("_", " ").capitalize()) for name in self.steps]
@@ -120,8 +152,9 @@ class CompiledWorkflow:
 def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:
     """Read an inner ``Workflow`` class: steps in declaration order, then options."""
     steps: dict[str, Step] = {}
-    options = dict(OPTIONS)
+    options: dict[str, Any] = {}
     unknown: list[str] = []
+    problems: list[Problem] = []
     namespace: dict[str, Any] = {}
     for klass in reversed(declaration.__mro__[:-1]):  # a Workflow may extend another
         namespace.update(vars(klass))
@@ -130,8 +163,12 @@ def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:
             continue
         if isinstance(value, Step):
             steps[name] = value
-        elif name in OPTIONS:
+        elif name not in OPTIONS:
+            unknown.append(name)
+        elif OPTIONS[name][1](value):
             options[name] = value
         else:
-            unknown.append(name)
-    return CompiledWorkflow(model=model, steps=steps, options=options, unknown_options=unknown)
+            problems.append(Problem(name, value, OPTIONS[name][2]))
+    return CompiledWorkflow(
+        model=model, steps=steps, unknown_options=unknown, problems=problems, **options
+    )

@@ -20,6 +20,10 @@ DEFAULTS: dict[str, Any] = {
     # PostgreSQL: keep each poll's query prepared per session (off behind PgBouncer
     # in transaction mode, which does not keep sessions).
     "PREPARE_POLLS": True,
+    # Seconds a stopping worker lets running actions finish before it releases them.
+    "SHUTDOWN_GRACE": 25,
+    # Seconds within which an action cut short by a crash runs again on another worker.
+    "RECOVERY_AFTER": 60,
 }
 
 

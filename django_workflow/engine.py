@@ -1,50 +1,54 @@
-"""The one path every step change takes: manual transitions, automatic steps, creation.
+"""The engine: the only writer of a workflow's columns.
 
-Each change is one database transaction: the new step is written only if the
-row still holds what the caller saw, the log row is written beside it, and
-the signal and any automatic step that follows run after commit.
+Every step change (manual, automatic, error path, timeout, undo, creation)
+and every firing goes through here. A change is one database transaction:
+the new step is written only if the row still holds what the caller saw, the
+instance takes the new values, the log row is written beside it, and the
+signal and any follow-up work go out after commit. ``firing`` picks the due
+records; the transport (``queueing``) listens for entries into automatic
+steps; neither writes a workflow column itself.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from functools import partial
 from typing import Any
 
-from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.db import router, transaction
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections, models, router, transaction
 from django.db.models import Q
+from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from . import rearming, retrying
-from .compiled import STATE_ENTERED_AT, CompiledWorkflow
-from .conf import workflow_settings
+from .columns import STATE_ENTERED_AT
+from .compiled import CompiledWorkflow
 from .declaration import Route
-from .durations import parse_timedelta
-from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from .errors import (
+    DirectStepChange,
+    NoRouteMatched,
+    StaleRecord,
+    TimeLimitExceeded,
+    TransitionNotAllowed,
+    WorkflowPermissionDenied,
+)
 from .evaluation import holds
-from .signals import step_changed, work_failed, work_halted
+from .events import Event, Trigger
+from .models import TransitionLog
+from .policies import allowed
+from .scheduling import due_at
+from .signals import entered_step, step_changed, work_failed, work_halted
+from .work import Work
 
 logger = logging.getLogger("django_workflow")
 
-
-@dataclass(frozen=True)
-class Event:
-    """One thing that happened to a record, as the log and the signal describe it."""
-
-    from_state: str
-    to_state: str
-    name: str
-    trigger: str
-    actor: Any = None
-    error: Exception | None = None
-    attempt: int | None = None
-    reverses: Any = None  # the log row an undo reverses
+#: What an action may raise and still count as a failed attempt (a time limit included).
+ACTION_FAILURES = (Exception, TimeLimitExceeded)
 
 
 # Manual transitions ---------------------------------------------------------
@@ -65,12 +69,10 @@ def run_transition(
         raise TypeError(
             f"{name}() got unexpected values {unexpected}; it accepts {list(declared.accept)}."
         )
-    if authorize:
-        policy = workflow.policy_for(step, name)
-        if policy is not None and not policy(actor, record, name):
-            raise WorkflowPermissionDenied(record, name, actor)
+    if authorize and not allowed(workflow.policy_for(step, name), actor, record, name):
+        raise WorkflowPermissionDenied(record, name, actor)
     seen = _with_values(record, accepted)
-    db = _database(record)
+    db = database(record)
     target = choose_route(declared.routes or (Route(declared.to),), seen, db)
     if target is None:
         raise NoRouteMatched(record, name, step)
@@ -78,39 +80,134 @@ def run_transition(
     for attname in _fields_read(declared.routes, model) - set(accepted):
         guard[attname] = getattr(record, attname)
     changes = {**entry_changes(workflow, target, timezone.now()), **accepted}
-    return move_guarded(record, guard, changes, Event(step, target, name, "manual", actor))
+    return move(record, guard, changes, Event(step, target, name, Trigger.MANUAL, actor))
 
 
-def move_guarded(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event) -> Any:
-    """Write ``changes`` only if the row still holds ``guard``; log and announce; refresh."""
-    db = _database(record)
+# Writing --------------------------------------------------------------------
+
+
+def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event) -> Any:
+    """Write ``changes`` only if the row still holds ``guard``; log and announce.
+
+    The instance holds the new values before anything is announced, so
+    ``step_changed`` receivers see it in its new step.
+    """
+    db = database(record)
     with transaction.atomic(using=db):
         rows = type(record)._base_manager.using(db).filter(pk=record.pk, **guard)
         if not rows.update(**changes):
             raise StaleRecord(record, tuple(guard))
+        apply(record, changes)
         _after_change(record, event, db)
-    _apply(record, changes)
     return record
+
+
+def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db: str) -> list[Any]:
+    """Write ``changes`` to every row ``claim`` selects; log and announce each; return the keys.
+
+    Runs inside the caller's transaction, which holds the claim's row locks.
+    """
+    pks = _update_returning(model, claim, changes, db)
+    if not pks:
+        return pks
+    if model.workflow.log is True:
+        rows = [_log_row(model, pk, event, db) for pk in pks]
+        TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
+    instances = {}
+    if step_changed.has_listeners(model):
+        instances = model._base_manager.using(db).in_bulk(pks)
+    for pk in pks:
+        _announce(model, pk, instances.get(pk), event, db)
+    return pks
+
+
+def _update_returning(model: Any, claim: Any, changes: dict[str, Any], db: str) -> list[Any]:
+    """Update the claimed rows in one statement where the database returns what it updated."""
+    connection = connections[db]
+    rows = model._base_manager.using(db)
+    if model._meta.parents or not connection.features.can_return_columns_from_insert:
+        pks = list(claim.values_list("pk", flat=True))
+        rows.filter(pk__in=pks).update(**changes)
+        return pks
+    query = rows.filter(pk__in=claim.values("pk")).query.chain(UpdateQuery)
+    query.add_update_values(changes)
+    sql, params = query.get_compiler(using=db).as_sql()
+    pk = model._meta.pk
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} RETURNING {connection.ops.quote_name(pk.column)}", params)
+        return [pk.to_python(row[0]) for row in cursor.fetchall()]
+
+
+def save_record(
+    record: Any, save: Callable[..., None], args: Any, fields: Any, kwargs: Any
+) -> None:
+    """``save()`` of an existing record: its own fields, never the workflow's columns.
+
+    Assigning another step raises ``DirectStepChange``; an anchor moved later
+    re-arms its action timeouts, guarded by the step the instance was loaded in.
+    """
+    workflow: CompiledWorkflow = type(record).workflow
+    loaded = rearming.loaded_step(record)
+    step = getattr(record, workflow.state_attribute)
+    if loaded is not None and step != loaded:
+        raise DirectStepChange(record, loaded, step)
+    rearmed = rearming.moved_anchors(record)
+    fields = _own_fields(record, fields)
+    db = kwargs.get("using") or database(record)
+    with transaction.atomic(using=db):
+        if fields:
+            save(*args, update_fields=fields, **kwargs)
+        if rearmed and loaded is not None:
+            rows = type(record)._base_manager.using(db).filter(pk=record.pk)
+            rows.filter(**{workflow.state_attribute: loaded}).update(**dict.fromkeys(rearmed))
+    for column in rearmed:
+        setattr(record, column, None)
+    rearming.remember(record)
+
+
+def _own_fields(record: Any, fields: Iterable[str] | None) -> list[str]:
+    """The fields a save writes, less the workflow's columns and any deferred field."""
+    owned = type(record).workflow.owned_columns
+    if fields is None:
+        deferred = record.get_deferred_fields()
+        fields = [
+            field.name
+            for field in record._meta.concrete_fields
+            if not field.primary_key
+            and not getattr(field, "generated", False)
+            and field.attname not in deferred
+        ]
+    by_attname = {f.attname: f.name for f in record._meta.concrete_fields}
+    return [name for name in fields if by_attname.get(name, name) not in owned]
+
+
+def entry_changes(workflow: CompiledWorkflow, step: str, now: datetime) -> dict[str, Any]:
+    """What entering ``step`` writes: the step, the entry instant, fresh action timeouts."""
+    changes = {workflow.state_attribute: step, STATE_ENTERED_AT: now}
+    changes.update(dict.fromkeys(workflow.fired_fields(step)))
+    return changes
+
+
+def apply(record: Any, changes: dict[str, Any]) -> None:
+    """Put values the engine wrote onto the instance."""
+    for name, value in changes.items():
+        setattr(record, name, value)
+    rearming.remember(record)
 
 
 # Automatic steps ------------------------------------------------------------
 
 
-def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
-    """The django-q2 task for an automatic step; see ``run_step``."""
-    return run_step(apps.get_model(model_label), pk, step)
-
-
-def run_step(model: Any, pk: Any, step: str, *, now: Any = None) -> str | None:
+def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> str | None:
     """Run automatic step ``step`` for the record ``pk`` if it is still there.
 
-    The attempt is counted first, in a transaction of its own, so a worker
-    killed mid-action (a time limit, a crash) still spends it. Then the
+    The attempt is marked running first, in a transaction of its own. Then the
     action, the route it leads to and the new step commit together. An
-    exception or a route miss rolls the action back; it is retried per the
-    step's ``Retry``, and when the attempts run out the record takes
-    ``on_error`` or stays where it is, halted. Returns the step the record
-    moved to, or ``None`` when it did not move.
+    exception, a route miss or the time limit rolls the action back and spends
+    the attempt: it is retried per the step's ``Retry``, and when the attempts
+    run out the record takes ``on_error`` or stays, halted. A stop or a crash
+    spends nothing: the attempt is released and runs again. Returns the step
+    the record moved to, or ``None`` when it did not move.
     """
     workflow: CompiledWorkflow = model.workflow
     declared = workflow.steps.get(step)
@@ -123,103 +220,153 @@ def run_step(model: Any, pk: Any, step: str, *, now: Any = None) -> str | None:
     entered = rows.values_list(STATE_ENTERED_AT, flat=True).first()
     if entered is None:  # moved on, or gone, since it was queued
         return None
-    claim = retrying.start_attempt(model, pk, work, entered, now, db, declared.time_limit)
+    claim = retrying.start_attempt(model, pk, work, entered, now, db)
     if claim is None:
         return None
+    in_round = rows.filter(**{STATE_ENTERED_AT: entered})
+    if claim.failure is not None:  # interrupted too often, or past its time limit
+        return _fail_attempt(in_round, pk, work, claim.number, claim.failure, db)
+    try:
+        with transaction.atomic(using=db):
+            record = in_round.select_for_update().first()
+            if record is None:
+                retrying.forget(model, pk, work, db)
+                return None
+            getattr(record, declared.action)()
+            target = choose_route(declared.routes, record, db)
+            if target is None:
+                raise NoRouteMatched(record, declared.action, step)
+            record.save()
+            retrying.forget(model, pk, work, db)
+            guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
+            event = Event(step, target, declared.action, Trigger.AUTOMATIC, attempt=claim.number)
+            move(record, guard, entry_changes(workflow, target, timezone.now()), event)
+        return target
+    except ACTION_FAILURES as error:
+        logger.exception("%s %s: action %r failed", model.__name__, pk, declared.action)
+        return _fail_attempt(in_round, pk, work, claim.number, error, db)
+    except BaseException:
+        retrying.release(model, pk, work, db)  # stopped or interrupted: not spent
+        raise
+
+
+def _fail_attempt(
+    rows: Any, pk: Any, work: Work, attempt: int, error: BaseException, db: str
+) -> str | None:
     with transaction.atomic(using=db):
-        record = rows.select_for_update().filter(**{STATE_ENTERED_AT: entered}).first()
+        record = rows.select_for_update().first()  # as stored, without the action's changes
         if record is None:
+            retrying.forget(rows.model, pk, work, db)
             return None
-        if claim.exhausted:
-            error = TimeoutError(f"attempt {claim.number} did not finish (time limit or crash)")
-            return _attempt_failed(record, work, claim.number, error, db)
-        try:
-            with transaction.atomic(using=db):
-                getattr(record, declared.action)()
-                target = choose_route(declared.routes, record, db)
-                if target is None:
-                    raise NoRouteMatched(record, declared.action, step)
-        except Exception as error:
-            logger.exception("%s %s: action %r failed", model.__name__, pk, declared.action)
-            return _attempt_failed(record, work, claim.number, error, db)
-        _apply(record, entry_changes(workflow, target, timezone.now()))
-        record.save()
-        retrying.forget(model, pk, work, db)
-        event = Event(step, target, declared.action, "automatic", attempt=claim.number)
-        _after_change(record, event, db)
-    return target
+        return attempt_failed(record, work, attempt, error, db)
 
 
-def _attempt_failed(record: Any, work: Any, attempt: int, error: Exception, db: str) -> str | None:
-    """Retry later, take ``on_error`` or halt, by what is left of the budget."""
-    model, step = type(record), work.step
-    declared = model.workflow.steps[step]
-    fresh = model._base_manager.using(db).get(pk=record.pk)  # without the action's changes
-    entered = getattr(fresh, STATE_ENTERED_AT)
+def attempt_failed(
+    record: Any, work: Work, attempt: int, error: BaseException, db: str, due: Any = None
+) -> str | None:
+    """Retry after the backoff, take ``on_error``, or halt, by what is left of the budget.
+
+    ``due`` is the round of a deadline (its due instant); an automatic step's
+    round is its entry. Returns the step taken on error, or ``None``.
+    """
+    model = type(record)
+    declared = model.workflow.steps[work.step]
+    round_key = due or getattr(record, STATE_ENTERED_AT)
+    text = error_text(error)
+    name = work.log_name
     if attempt < work.retry.max_attempts:
         retry_at = timezone.now() + retrying.backoff(work.retry, attempt)
-        text = _error_text(error)
-        retrying.record_failure(model, fresh.pk, work, entered, attempt, retry_at, text, db)
-        log_event(fresh, Event(step, step, declared.action, "failed", None, error, attempt), db)
-        send_after_commit(work_failed, model, fresh.pk, work, attempt, error, db, retry_at=retry_at)
+        retrying.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
+        log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
+        _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
         return None
-    if declared.on_error is None:
-        retrying.record_failure(
-            model, fresh.pk, work, entered, attempt, None, _error_text(error), db
-        )
-        log_event(fresh, Event(step, step, declared.action, "halted", None, error, attempt), db)
-        send_after_commit(work_halted, model, fresh.pk, work, attempt, error, db)
+    on_error = declared.on_error if work.kind == "step" else None
+    if on_error is None:
+        retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
+        log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
+        _send_after_commit(work_halted, record, work, attempt, error, db)
         return None
-    retrying.forget(model, fresh.pk, work, db)
-    changes = entry_changes(model.workflow, declared.on_error, timezone.now())
-    model._base_manager.using(db).filter(pk=fresh.pk).update(**changes)
-    _apply(fresh, changes)
-    event = Event(step, declared.on_error, declared.action, "error_path", None, error, attempt)
-    _after_change(fresh, event, db)
-    return declared.on_error
+    retrying.forget(model, record.pk, work, db)
+    guard = {model.workflow.state_attribute: work.step}
+    event = Event(work.step, on_error, name, Trigger.ERROR_PATH, None, error, attempt)
+    move(record, guard, entry_changes(model.workflow, on_error, timezone.now()), event)
+    return on_error
 
 
-def _error_text(error: Exception) -> str:
+def error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def send_after_commit(
-    signal: Any,
-    model: Any,
-    pk: Any,
-    work: Any,
-    attempt: int,
-    error: Exception,
-    db: str,
-    **extra: Any,
+def _send_after_commit(
+    signal: Any, record: Any, work: Work, attempt: int, error: BaseException, db: str, **extra: Any
 ) -> None:
+    model = type(record)
     if signal.has_listeners(model):
         send = partial(
-            signal.send, sender=model, pk=pk, work=work.name, attempt=attempt, error=error, **extra
+            signal.send,
+            sender=model,
+            pk=record.pk,
+            work=work.name,
+            attempt=attempt,
+            error=error,
+            **extra,
         )
         transaction.on_commit(send, using=db)
 
 
-def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
-    """Queue an automatic step on django-q2; the worker runs ``run_automatic_step``.
+# Deadlines ------------------------------------------------------------------
 
-    A step's ``time_limit`` becomes the task's timeout: django-q2 kills a
-    worker that runs past it, and the attempt counts as failed.
+
+def fire(model: Any, pk: Any, work: Work, rows: Any, now: datetime, attempt_row: Any) -> bool:
+    """Fire an action timeout or an every for one record, in a transaction of its own.
+
+    ``rows`` selects the records eligible now; the record is claimed with a
+    row lock (skipped when another process holds it). The action's writes,
+    the fired column and the log row commit together; a failure rolls them
+    back and spends an attempt of this round. Returns whether it fired.
     """
-    from django_q.tasks import async_task
+    db = rows.db
+    record = due = None
+    try:
+        with transaction.atomic(using=db):
+            record = rows.filter(pk=pk).select_for_update(skip_locked=True).first()
+            due = due_at(work, record) if record is not None else None
+            if due is None or due > now:
+                return False
+            getattr(record, work.action)()
+            _save_fired(record, work, now, db)
+            log_event(record, Event(work.step, work.step, work.log_name, Trigger.TIMEOUT))
+            if attempt_row is not None:
+                retrying.forget(model, pk, work, db)
+        return True
+    except ACTION_FAILURES as error:
+        if record is None:
+            raise
+        logger.exception("%s %s: %s failed", model.__name__, pk, work.name)
+        attempt = (attempt_row.attempts if attempt_row else 0) + 1
+        with transaction.atomic(using=db):
+            attempt_failed(record, work, attempt, error, db, due=due)
+        return False
 
-    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
-    limit = apps.get_model(model_label).workflow.steps[step].time_limit
-    if limit is not None:
-        options["timeout"] = math.ceil(parse_timedelta(limit).total_seconds())
-    async_task(
-        "django_workflow.engine.run_automatic_step",
-        model_label,
-        pk,
-        step,
-        task_name=f"workflow:{model_label}:{step}:{pk}",
-        q_options=options,
-    )
+
+def _save_fired(record: Any, work: Work, now: datetime, db: str) -> None:
+    """Save what the action set, with the fired columns, in one UPDATE.
+
+    A fired column whose anchor the action moved later stays clear: a new round began.
+    """
+    workflow: CompiledWorkflow = type(record).workflow
+    loaded = rearming.loaded_step(record)
+    if loaded is not None and getattr(record, workflow.state_attribute) != loaded:
+        raise DirectStepChange(record, loaded, getattr(record, workflow.state_attribute))
+    rearmed = set(rearming.moved_anchors(record))
+    fired = [c for c in work.fired_together or (work.last_fired_field,) if c not in rearmed]
+    for column in fired:
+        setattr(record, column, now)
+    for column in rearmed:
+        setattr(record, column, None)
+    fields = [*_own_fields(record, None), *fired, *rearmed]
+    models.Model.save(record, using=db, update_fields=fields)
+    rearming.remember(record)
 
 
 # Creation -------------------------------------------------------------------
@@ -229,35 +376,20 @@ def records_created(records: list[Any], using: str | None = None) -> None:
     """Log the entry into the initial step and queue it when it is automatic."""
     if not records:
         return
-    db = using or _database(records[0])
-    workflow: CompiledWorkflow = type(records[0]).workflow
-    if workflow.log is True:
-        from .models import TransitionLog
-
-        rows = [_log_row(type(r), r.pk, _initial(r), db) for r in records]
+    db = using or database(records[0])
+    model = type(records[0])
+    if model.workflow.log is True:
+        rows = [_log_row(model, r.pk, _initial(r), db) for r in records]
         TransitionLog.objects.using(db).bulk_create(rows)
     for record in records:
-        _announce(type(record), record.pk, record, _initial(record), db)
+        _announce(model, record.pk, record, _initial(record), db)
 
 
 def _initial(record: Any) -> Event:
-    return Event("", record.current_step, "", "initial")
+    return Event("", record.current_step, "", Trigger.INITIAL)
 
 
-# Shared ---------------------------------------------------------------------
-
-
-def entry_changes(workflow: CompiledWorkflow, step: str, now: Any) -> dict[str, Any]:
-    """What entering ``step`` writes: the step, the entry instant, fresh action timeouts."""
-    changes = {workflow.state_attribute: step, STATE_ENTERED_AT: now}
-    changes.update(dict.fromkeys(workflow.fired_fields(step)))
-    return changes
-
-
-def _apply(record: Any, changes: dict[str, Any]) -> None:
-    for name, value in changes.items():
-        setattr(record, name, value)
-    rearming.remember(record)
+# Routes ---------------------------------------------------------------------
 
 
 def choose_route(routes: Iterable[Any], record: Any, db: str) -> str | None:
@@ -299,6 +431,7 @@ def _lookup_roots(condition: Q) -> set[str]:
 
 
 def _with_values(record: Any, values: dict[str, Any]) -> Any:
+    """The record as it would be with the accepted values applied."""
     if not values:
         return record
     seen = copy.copy(record)
@@ -307,40 +440,27 @@ def _with_values(record: Any, values: dict[str, Any]) -> Any:
     return seen
 
 
-def _database(record: Any) -> str:
+# Logging and announcing -----------------------------------------------------
+
+
+def database(record: Any) -> str:
     return record._state.db or router.db_for_write(type(record), instance=record)
 
 
-def log_event(record: Any, event: Event, db: str) -> None:
-    """Write a log row (when the workflow logs) for an event that is not a step change."""
+def log_event(record: Any, event: Event) -> None:
+    """Write a log row, when the workflow logs."""
     if type(record).workflow.log is True:
+        db = database(record)
         _log_row(type(record), record.pk, event, db).save(using=db)
 
 
-def after_bulk_change(model: Any, pks: list[Any], event: Event, db: str) -> None:
-    """``_after_change`` for many records moved by one UPDATE."""
-    if not pks:
-        return
-    if model.workflow.log is True:
-        from .models import TransitionLog
-
-        rows = [_log_row(model, pk, event, db) for pk in pks]
-        TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
-    instances = {}
-    if step_changed.has_listeners(model):
-        instances = model._base_manager.using(db).in_bulk(pks)
-    for pk in pks:
-        _announce(model, pk, instances.get(pk), event, db)
-
-
 def _after_change(record: Any, event: Event, db: str) -> None:
-    """Write the log row; after commit, send the signal and queue an automatic step."""
-    log_event(record, event, db)
+    """Write the log row; after commit, send the signal and queue what follows."""
+    log_event(record, event)
     _announce(type(record), record.pk, record, event, db)
 
 
 def _announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
-    workflow: CompiledWorkflow = model.workflow
     if instance is not None and step_changed.has_listeners(model):
         signal = partial(
             step_changed.send,
@@ -353,17 +473,11 @@ def _announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None
             actor=event.actor,
         )
         transaction.on_commit(signal, using=db)
-    target = workflow.steps.get(event.to_state)
-    if target is not None and target.is_automatic and workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
-        enqueue = partial(enqueue_step, model._meta.label, pk, event.to_state, workflow.queue)
-        transaction.on_commit(enqueue, using=db)
+    follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
+    transaction.on_commit(follow_up, using=db)
 
 
-def _log_row(model: Any, pk: Any, event: Event, db: str) -> Any:
-    from django.contrib.contenttypes.models import ContentType
-
-    from .models import TransitionLog
-
+def _log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
     actor, error = event.actor, event.error
     return TransitionLog(
         content_type=ContentType.objects.db_manager(db).get_for_model(model),
@@ -375,6 +489,6 @@ def _log_row(model: Any, pk: Any, event: Event, db: str) -> Any:
         actor=actor if isinstance(actor, get_user_model()) else None,
         actor_repr="" if actor is None else str(actor)[:255],
         attempt=event.attempt,
-        error="" if error is None else _error_text(error),
+        error="" if error is None else error_text(error),
         reverses=event.reverses,
     )

@@ -64,3 +64,23 @@ class UndoNotPermitted(WorkflowError):
     def __init__(self, reason: str, message: str = "") -> None:
         self.reason = reason
         super().__init__(message or reason)
+
+
+class DirectStepChange(ValueError, WorkflowError):
+    """``save()`` was asked to write a step assigned directly to the state attribute."""
+
+    def __init__(self, record, loaded: str, assigned: str) -> None:
+        self.record, self.loaded, self.assigned = record, loaded, assigned
+        super().__init__(
+            f"{type(record).__name__} {record.pk}: the step was set to {assigned!r} directly "
+            f"(it was loaded in {loaded!r}); save() does not write the step. Call a "
+            "transition instead, or a migration operation (RenameStep, MoveRecords) to repair rows."
+        )
+
+
+class TimeLimitExceeded(BaseException):
+    """An action ran past its step's ``time_limit``.
+
+    A ``BaseException``, like ``SystemExit``, so an action's own ``except
+    Exception`` cannot swallow it.
+    """

@@ -16,8 +16,8 @@ from django.db.models import Q
 from django.db.models.base import ModelBase
 from django.utils import timezone
 
-from .compiled import STATE_ENTERED_AT, CompiledWorkflow, compile_workflow
-from .work import fired_column, last_fired_column
+from .columns import STATE_ENTERED_AT, fired_column, last_fired_column
+from .compiled import CompiledWorkflow, compile_workflow
 
 STATE_MAX_LENGTH = 100
 

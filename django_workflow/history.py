@@ -7,11 +7,12 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 
+from .events import Trigger
+from .models import TransitionLog
+
 
 def history(record: Any) -> Any:
     """Every log row of ``record``, oldest first."""
-    from .models import TransitionLog
-
     content_type = ContentType.objects.db_manager(record._state.db).get_for_model(type(record))
     rows = TransitionLog.objects.using(record._state.db or "default")
     return rows.filter(content_type=content_type, object_id=str(record.pk)).order_by(
@@ -31,7 +32,7 @@ def effective_history(record: Any) -> list[Any]:
         undo = reversed_by.get(row.id)
         return undo is None or not stands(undo)
 
-    return [row for row in rows if row.triggered_by != "undo" and stands(row)]
+    return [row for row in rows if row.triggered_by != Trigger.UNDO and stands(row)]
 
 
 def state_at(record: Any, instant: datetime) -> str | None:
@@ -42,5 +43,5 @@ def state_at(record: Any, instant: datetime) -> str | None:
 
 def last_step_change(record: Any) -> Any:
     """The newest row that moved the record from one step to another (creation excluded)."""
-    rows = history(record).exclude(triggered_by="initial")
+    rows = history(record).exclude(triggered_by=Trigger.INITIAL)
     return next((row for row in reversed(rows) if row.from_state != row.to_state), None)

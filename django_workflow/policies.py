@@ -87,3 +87,8 @@ class all_of:
 
     def __call__(self, actor: Any, record: Any, name: str) -> bool:
         return all(policy(actor, record, name) for policy in self.policies)
+
+
+def allowed(policy: Policy | None, actor: Any, record: Any, name: str) -> bool:
+    """Whether ``policy`` (``None``: no policy) lets ``actor`` call ``name`` on ``record``."""
+    return policy is None or bool(policy(actor, record, name))

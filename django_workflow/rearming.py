@@ -4,8 +4,8 @@ An action timeout fires once per round: its fired column is set when it
 fires and cleared when a new round starts. Entering the step starts one (the
 engine clears the column). Moving the anchor later starts one too, however
 it is moved: by the timeout's own action, by ``save()`` anywhere, or by
-``QuerySet.update()`` on the workflow's queryset. The anchor values a record
-was loaded with are remembered so ``save()`` can tell.
+``QuerySet.update()`` on the workflow's queryset. The step and the anchor
+values a record was loaded with are remembered, so ``save()`` can tell.
 """
 
 from __future__ import annotations
@@ -18,22 +18,17 @@ from django.db.models import Case, DateTimeField, F, Q, Value, When
 
 from .evaluation import evaluate
 
-LOADED = "_workflow_loaded_anchors"
-
-
-def _calculations(workflow: Any) -> dict[str, Any]:
-    return workflow.calculations if isinstance(workflow.calculations, dict) else {}
+LOADED = "_workflow_loaded"
 
 
 @cache
 def _watched(model: Any) -> frozenset[str]:
     """Attribute names whose change can move an anchor (read on every load: computed once)."""
     workflow = model.workflow
-    calculations = _calculations(workflow)
     names: set[str] = set()
     for _fired, anchor in workflow.fired_anchors:
-        if anchor in calculations:
-            names |= _referenced(calculations[anchor])
+        if anchor in workflow.calculations:
+            names |= _referenced(workflow.calculations[anchor])
         else:
             names.add(anchor)
     return frozenset(names)
@@ -49,35 +44,38 @@ def _referenced(expression: Any) -> set[str]:
 
 
 def remember(record: Any) -> None:
-    """Note the anchor values the instance holds now (deferred fields are left out)."""
+    """Note the step and the anchor values the instance holds now (deferred fields left out)."""
     workflow = type(record).workflow
-    if workflow is None or not workflow.fired_anchors:
+    if workflow is None:
         return
     values = record.__dict__
-    watched = _watched(type(record))
-    setattr(record, LOADED, {name: values[name] for name in watched if name in values})
+    names = {workflow.state_attribute, *_watched(type(record))}
+    setattr(record, LOADED, {name: values[name] for name in names if name in values})
 
 
-def rearm_before_save(record: Any, update_fields: Any) -> Any:
-    """Clear the fired column of every action timeout whose anchor this save moves later."""
+def loaded_step(record: Any) -> str | None:
+    """The step the instance was loaded in (or last moved to), if known."""
+    loaded = getattr(record, LOADED, None) or {}
+    return loaded.get(type(record).workflow.state_attribute)
+
+
+def moved_anchors(record: Any) -> list[str]:
+    """The fired columns of the loaded step whose anchor the instance moved later."""
     loaded = getattr(record, LOADED, None)
-    if loaded is None:
-        return update_fields
+    step = loaded_step(record)
+    if loaded is None or step is None:
+        return []
     workflow = type(record).workflow
-    cleared = [
+    anchors = dict(workflow.fired_anchors)
+    return [
         fired
-        for fired, anchor in workflow.fired_anchors
-        if getattr(record, fired, None) is not None and _moved_later(record, anchor, loaded)
+        for fired in workflow.fired_fields(step)
+        if _moved_later(record, anchors[fired], loaded)
     ]
-    for fired in cleared:
-        setattr(record, fired, None)
-    if update_fields is not None and cleared:
-        update_fields = {*update_fields, *cleared}
-    return update_fields
 
 
 def _moved_later(record: Any, anchor: str, loaded: dict[str, Any]) -> bool:
-    calculations = _calculations(type(record).workflow)
+    calculations = type(record).workflow.calculations
     if anchor not in calculations:
         if anchor not in loaded:
             return False

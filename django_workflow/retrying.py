@@ -3,31 +3,49 @@
 Attempts are counted per round: for an automatic step, one stay in the step
 (its ``state_entered_at``); for a timeout or an every, one deadline (its due
 instant), so re-entering the step or moving the anchor starts a fresh budget.
-``time_limit`` and exceptions share the budget.
+Exceptions and ``time_limit`` share the budget. An attempt cut short by a
+stop or a crash spends nothing: it is an interruption, and only
+``POISON_PILL`` interruptions in a row count as one failed attempt.
+
+While an automatic step's action runs, its attempt row names the worker
+(``holder``) and stays alive until ``alive_until``, which a worker's
+heartbeat renews; past it, the attempt is taken over as interrupted.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
+from django.db.models import F
 
+from .conf import workflow_settings
 from .declaration import Retry
 from .durations import parse_timedelta
+from .errors import TimeLimitExceeded
+from .models import WorkAttempt
 
-#: How long past its time limit an attempt may still be finishing.
-TIME_LIMIT_GRACE = timedelta(seconds=30)
+#: Interruptions in a row after which an attempt counts as failed.
+POISON_PILL = 3
+#: Names this process's workers while ``workflow_worker`` runs them (its heartbeat renews them).
+NODE_VARIABLE = "DJANGO_WORKFLOW_NODE"
+
+
+class PoisonPill(Exception):
+    """An attempt was interrupted ``POISON_PILL`` times: its action likely kills its worker."""
 
 
 @dataclass(frozen=True)
 class Claim:
-    """The attempt a caller may make now; ``exhausted`` when the budget is spent."""
+    """The attempt a caller may make now; ``failure`` when it fails before it runs."""
 
     number: int
-    exhausted: bool = False
+    failure: BaseException | None = None
 
 
 def backoff(retry: Retry, attempt: int) -> timedelta:
@@ -37,25 +55,32 @@ def backoff(retry: Retry, attempt: int) -> timedelta:
     return parse_timedelta(retry.backoff)
 
 
-def _rows(model: Any, db: str) -> Any:
-    from .models import WorkAttempt
+def holder() -> str:
+    """Who runs attempts in this process: the worker node, or this host and process."""
+    return os.environ.get(NODE_VARIABLE) or f"{socket.gethostname()}:{os.getpid()}"
 
+
+def lease(time_limit: timedelta | None) -> timedelta:
+    """How long a running attempt counts as alive without a heartbeat renewing it."""
+    recovery = timedelta(seconds=workflow_settings.RECOVERY_AFTER)
+    if os.environ.get(NODE_VARIABLE):
+        return recovery / 2  # renewed by the node's heartbeat
+    return recovery + (time_limit or timedelta(0))
+
+
+def rows(model: Any, db: str) -> Any:
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
     return WorkAttempt.objects.using(db).filter(content_type=content_type)
 
 
 def start_attempt(
-    model: Any, pk: Any, work: Any, round_key: datetime, now: datetime, db: str, limit: Any
+    model: Any, pk: Any, work: Any, round_key: datetime, now: datetime, db: str
 ) -> Claim | None:
-    """Count the next attempt before it runs, committed; ``None`` when none may start now.
-
-    ``limit`` (the step's time limit, or ``None``) keeps other workers off the
-    record while this attempt may still be running.
-    """
+    """Mark the next attempt running, committed; ``None`` when none may start now."""
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
     with transaction.atomic(using=db):
         row, _ = (
-            _rows(model, db)
+            rows(model, db)
             .select_for_update()
             .get_or_create(
                 content_type=content_type,
@@ -65,29 +90,79 @@ def start_attempt(
             )
         )
         if row.round_key != round_key:
-            row.round_key, row.attempts, row.retry_at, row.halted = round_key, 0, None, False
+            _new_round(row, round_key)
+        if row.running_since is not None:
+            if row.alive_until is not None and row.alive_until > now:
+                return None  # running elsewhere
+            failure = _interrupted(row, work, now)
+            if failure is not None:
+                row.save(using=db)
+                return Claim(row.attempts + 1, failure)
         if row.halted or (row.retry_at is not None and row.retry_at > now):
+            row.save(using=db)
             return None
-        if row.attempts >= work.retry.max_attempts:
-            return Claim(row.attempts, exhausted=True)
-        row.attempts += 1
-        running = (parse_timedelta(limit) if limit else timedelta(0)) + TIME_LIMIT_GRACE
-        row.retry_at = now + running
+        row.holder, row.pid = holder(), os.getpid()
+        row.running_since = row.seen_at = now
+        row.alive_until = now + lease(work.time_limit)
         row.save(using=db)
-        return Claim(row.attempts)
+        return Claim(row.attempts + 1)
+
+
+def _new_round(row: WorkAttempt, round_key: datetime) -> None:
+    row.round_key, row.attempts, row.interruptions = round_key, 0, 0
+    row.retry_at, row.halted, row.last_error = None, False, ""
+    _stop_running(row)
+
+
+def _stop_running(row: WorkAttempt) -> None:
+    row.holder, row.pid = "", None
+    row.running_since = row.seen_at = row.alive_until = None
+
+
+def _interrupted(row: WorkAttempt, work: Any, now: datetime) -> BaseException | None:
+    """Count an attempt whose worker died; the failure it amounts to, if any."""
+    started, seen = row.running_since, row.seen_at
+    _stop_running(row)
+    if work.time_limit is not None and seen is not None and seen >= started + work.time_limit:
+        return TimeLimitExceeded(f"the attempt ran past its time limit ({work.time_limit})")
+    row.interruptions += 1
+    if row.interruptions >= POISON_PILL:
+        return PoisonPill(f"the attempt was interrupted {row.interruptions} times (poison pill)")
+    return None
+
+
+def release(model: Any, pk: Any, work: Any, db: str) -> None:
+    """This process stops running the attempt without finishing it: not spent."""
+    _running(rows(model, db).filter(object_id=str(pk), work=work.name)).update(
+        holder="",
+        pid=None,
+        running_since=None,
+        seen_at=None,
+        alive_until=None,
+        interruptions=F("interruptions") + 1,
+    )
+
+
+def _running(attempts: Any) -> Any:
+    return attempts.filter(running_since__isnull=False)
 
 
 def current(model: Any, work: Any, rounds: dict[Any, datetime], db: str) -> dict[Any, Any]:
     """The attempt rows of the records in ``rounds`` (pk -> round key) for this round."""
     by_id = {str(pk): pk for pk in rounds}
-    rows = _rows(model, db).filter(work=work.name, object_id__in=list(by_id))
+    found = rows(model, db).filter(work=work.name, object_id__in=list(by_id))
     return {
-        by_id[row.object_id]: row for row in rows if row.round_key == rounds[by_id[row.object_id]]
+        by_id[row.object_id]: row for row in found if row.round_key == rounds[by_id[row.object_id]]
     }
 
 
 def waiting(row: Any, now: datetime) -> bool:
-    return row is not None and (row.halted or (row.retry_at is not None and row.retry_at > now))
+    """Whether no attempt may start now: halted, backing off, or running elsewhere."""
+    if row is None:
+        return False
+    if row.running_since is not None and row.alive_until is not None and row.alive_until > now:
+        return True
+    return row.halted or (row.retry_at is not None and row.retry_at > now)
 
 
 def record_failure(
@@ -100,22 +175,28 @@ def record_failure(
     error: str,
     db: str,
 ) -> None:
-    """Note a failed attempt: wait until ``retry_at``, or halt when it is ``None``."""
+    """Note a spent attempt: wait until ``retry_at``, or halt when it is ``None``."""
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    _rows(model, db).update_or_create(
+    rows(model, db).update_or_create(
         content_type=content_type,
         object_id=str(pk),
         work=work.name,
         defaults={
             "round_key": round_key,
             "attempts": attempt,
+            "interruptions": 0,
             "retry_at": retry_at,
             "halted": retry_at is None,
             "last_error": error,
+            "holder": "",
+            "pid": None,
+            "running_since": None,
+            "seen_at": None,
+            "alive_until": None,
         },
     )
 
 
 def forget(model: Any, pk: Any, work: Any, db: str) -> None:
     """The work succeeded, or the round ended: its attempts no longer matter."""
-    _rows(model, db).filter(object_id=str(pk), work=work.name).delete()
+    rows(model, db).filter(object_id=str(pk), work=work.name).delete()

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from .compiled import STATE_ENTERED_AT
+from .columns import STATE_ENTERED_AT
 from .durations import add_duration, holiday_calendar
 from .evaluation import evaluate
 from .work import Work
@@ -78,8 +78,7 @@ def calendar_of(record: Any) -> Any:
 
 def anchor_value(record: Any, name: str) -> datetime | None:
     """A field's value, or a calculation evaluated against the instance's values."""
-    workflow = type(record).workflow
-    calculations = workflow.calculations if isinstance(workflow.calculations, dict) else {}
+    calculations = type(record).workflow.calculations
     if name not in calculations:
         return getattr(record, name)
     if name in record.__dict__:  # annotated by the query that loaded it

@@ -1,11 +1,11 @@
-"""Signals a project can listen to."""
+"""Signals a project can listen to, and one the package uses internally."""
 
 from django.dispatch import Signal
 
-#: Sent after the transaction that changed a record's step commits.
-#: Arguments: ``sender`` (the model), ``instance``, ``from_state``, ``to_state``,
-#: ``transition`` (name, or ``None`` on creation), ``trigger`` (``"initial"``,
-#: ``"manual"``, ``"automatic"``, ``"error_path"``, ...) and ``actor``.
+#: Sent after the transaction that changed a record's step commits, with the
+#: instance already in its new step. Arguments: ``sender`` (the model),
+#: ``instance``, ``from_state``, ``to_state``, ``transition`` (name, or ``None``
+#: on creation), ``trigger`` (a ``TransitionLog.Trigger``) and ``actor``.
 step_changed = Signal()
 
 #: Sent after a unit of work fired for some records: ``sender`` (the model),
@@ -19,3 +19,7 @@ work_failed = Signal()
 #: Sent when the last attempt failed and the work stops for this round:
 #: ``sender``, ``pk``, ``work``, ``attempt`` and ``error``.
 work_halted = Signal()
+
+#: Internal: sent after commit whenever a record entered a step (``sender``,
+#: ``pk``, ``step``), so the transport can queue what the step runs.
+entered_step = Signal()

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from .firing import run_work
-from .models import workflow_models
+from .workflow_model import workflow_models
 
 MAX_PASSES = 50
 

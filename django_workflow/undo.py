@@ -17,6 +17,7 @@ from . import engine
 from .declaration import Undo
 from .durations import parse_timedelta
 from .errors import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
+from .events import Event, Trigger
 from .history import last_step_change
 
 
@@ -29,9 +30,9 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
     row = last_step_change(record)
     if row is None:
         raise UndoNotPermitted("no_history", "Nothing has moved this record yet.")
-    if row.triggered_by != "undo":
+    if row.triggered_by != Trigger.UNDO:
         transition = workflow.transition(row.from_state, row.transition_name)
-        if row.triggered_by != "manual" or transition is None or not transition.undoable:
+        if row.triggered_by != Trigger.MANUAL or transition is None or not transition.undoable:
             raise UndoNotPermitted(
                 "not_undoable", f"The last step change ({row.transition_name!r}) is not undoable."
             )
@@ -69,8 +70,8 @@ def run_undo(record: Any, actor: Any = None) -> Any:
             "not_undoable", f"The record is in {step!r}, not where its last change left it."
         )
     changes = engine.entry_changes(workflow, row.from_state, timezone.now())
-    event = engine.Event(step, row.from_state, "undo", "undo", actor, reverses=row)
-    return engine.move_guarded(record, {workflow.state_attribute: step}, changes, event)
+    event = Event(step, row.from_state, "undo", Trigger.UNDO, actor, reverses=row)
+    return engine.move(record, {workflow.state_attribute: step}, changes, event)
 
 
 def can_undo(record: Any, actor: Any = None) -> bool:

@@ -17,9 +17,10 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from .compiled import STATE_ENTERED_AT
+from .columns import STATE_ENTERED_AT, fired_column, last_fired_column
 from .declaration import Every, Retry, Step, Timeout
-from .durations import BusinessDays, parse_duration, shortest
+from .durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta, shortest
+from .events import WorkKind
 
 Duration = timedelta | BusinessDays
 
@@ -37,7 +38,7 @@ class Work:
     name: str
     #: The model it runs on, as ``app_label.ModelName``: all a scheduler needs to find it.
     model_label: str
-    kind: str
+    kind: WorkKind
     step: str
     #: The declared name: the step's, the timeout's or the every's.
     entity: str
@@ -54,6 +55,8 @@ class Work:
     #: Fired columns written together when this work fires (timeouts sharing the action).
     fired_together: tuple[str, ...] = ()
     self_scheduled: bool = False
+    #: An automatic step's ``time_limit``.
+    time_limit: timedelta | None = None
 
     @property
     def exact(self) -> bool:
@@ -71,7 +74,7 @@ class Work:
     @property
     def anchor(self) -> str:
         """The column a poll orders by, so PostgreSQL walks the index."""
-        if self.kind == "every":
+        if self.kind == WorkKind.EVERY:
             return self.last_fired_field or STATE_ENTERED_AT
         return self.deadline.field if self.deadline else "pk"
 
@@ -79,9 +82,9 @@ class Work:
         """Records eligible at ``now`` (a pre-filter for business days; see ``exact``)."""
         now = now or timezone.now()
         in_step = Q(**{self.state_attribute: self.step})
-        if self.kind == "step":
+        if self.kind == WorkKind.STEP:
             return in_step
-        if self.kind == "every":
+        if self.kind == WorkKind.EVERY:
             return self._every_match(in_step, now)
         deadline = self.deadline
         cutoff = now if deadline.fire_after is None else now - shortest(deadline.fire_after)
@@ -100,14 +103,6 @@ class Work:
         never = Q(**{f"{self.last_fired_field}__isnull": True})
         long_ago = Q(**{f"{self.last_fired_field}__lte": cutoff})
         return (in_step & never & entered) | (in_step & long_ago & entered)
-
-
-def fired_column(step: str, timeout: str) -> str:
-    return f"{step}_{timeout}_fired_at"
-
-
-def last_fired_column(step: str, every: Every) -> str:
-    return every.last_fired_field or f"{step}_{every.name}_last_fired_at"
 
 
 def compile_works(workflow: Any) -> tuple[Work, ...]:
@@ -133,14 +128,22 @@ def _common(workflow: Any, step: str) -> dict[str, Any]:
 def _step_work(workflow: Any, name: str, step: Step) -> Work:
     return Work(
         name=f"step:{name}",
-        kind="step",
+        kind=WorkKind.STEP,
         entity=name,
         deadline=None,
         retry=step.retry or Retry(),
         check_interval=workflow.check_interval,
         action=step.action,
+        time_limit=_time_limit(step),
         **_common(workflow, name),
     )
+
+
+def _time_limit(step: Step) -> timedelta | None:
+    try:
+        return parse_timedelta(step.time_limit) if step.time_limit is not None else None
+    except InvalidDuration:  # reported by the checks
+        return None
 
 
 def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | Every) -> Work:
@@ -148,7 +151,7 @@ def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | 
     if isinstance(entity, Every):
         return Work(
             name=f"every:{step_name}.{entity.name}",
-            kind="every",
+            kind=WorkKind.EVERY,
             entity=entity.name,
             deadline=Deadline(STATE_ENTERED_AT, parse_duration(entity.interval)),
             retry=Retry(),
@@ -170,7 +173,7 @@ def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | 
     )
     return Work(
         name=f"timeout:{step_name}.{entity.name}",
-        kind="timeout",
+        kind=WorkKind.TIMEOUT,
         entity=entity.name,
         deadline=deadline,
         retry=entity.retry or Retry(),

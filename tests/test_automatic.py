@@ -141,6 +141,6 @@ def test_automatic_steps_go_through_the_django_q2_queue(committed):
     with committed():
         Import.objects.create()
     [task] = Success.objects.all()
-    assert task.func == "django_workflow.engine.run_automatic_step"
+    assert task.func == "django_workflow.queueing.run_automatic_step"
     assert task.args[0] == "testapp.Import" and task.args[2] == "parse"
     assert task.result == "done"

@@ -111,6 +111,6 @@ def test_deferred_sqlite_transactions_and_fresh_postgres_connections_are_warned_
 
 
 def _models():
-    from django_workflow.models import workflow_models
+    from django_workflow.workflow_model import workflow_models
 
     return workflow_models()

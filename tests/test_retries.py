@@ -10,7 +10,7 @@ from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.retrying import backoff, start_attempt
 from django_workflow.signals import work_failed, work_halted
 from django_workflow.testing import run_due_work
-from tests.testapp.models import Candidate, Monitor, Sync
+from tests.testapp.models import STOP_WORDS, Candidate, Monitor, Sync
 
 pytestmark = pytest.mark.django_db
 
@@ -120,35 +120,54 @@ def test_a_failed_attempt_sends_work_failed_with_its_retry_instant(clock, commit
     assert failure["retry_at"] == T + timedelta(seconds=30)
 
 
-def test_an_attempt_that_never_finished_counts_against_the_budget(clock):
+def test_an_attempt_whose_worker_died_is_not_spent_and_runs_again(clock):
     candidate = Candidate.objects.create(resume_words=700)
     work = Candidate.workflow.work("step:screening")
-    # A worker claimed attempt 1 and was killed (its time limit is 2 minutes).
-    start_attempt(Candidate, candidate.pk, work, candidate.state_entered_at, T, "default", "2m")
+    # A worker started attempt 1 and died; without a heartbeat its lease is
+    # RECOVERY_AFTER plus the step's time limit (2 minutes).
+    assert start_attempt(Candidate, candidate.pk, work, candidate.state_entered_at, T, "default")
     assert screen_at(clock, candidate, timedelta(minutes=2)) is None  # may still be running
-    assert screen_at(clock, candidate, timedelta(minutes=2, seconds=30)) == "interview"
-    assert log(candidate, "automatic") == [(2, "")]
+    assert screen_at(clock, candidate, timedelta(minutes=3, seconds=1)) == "interview"
+    assert log(candidate, "automatic") == [(1, "")]
+    assert not log(candidate, "failed")
 
 
-def test_a_killed_last_attempt_takes_the_failure_path(clock):
+def test_three_interruptions_in_a_row_count_as_one_failed_attempt(clock):
     record = Sync.objects.create()
     work = Sync.workflow.work("step:pushing")
-    for attempt in (1, 2):  # two workers claimed an attempt each and were killed
-        clock.move_to(T + timedelta(minutes=attempt), tick=False)
-        start_attempt(
-            Sync,
-            record.pk,
-            work,
-            record.state_entered_at,
-            T + timedelta(minutes=attempt),
-            "default",
-            "3s",
-        )
-    clock.move_to(T + timedelta(minutes=3), tick=False)
+    for minutes in (0, 2, 4):  # three workers started it and were killed
+        now = T + timedelta(minutes=minutes)
+        assert start_attempt(Sync, record.pk, work, record.state_entered_at, now, "default")
+    clock.move_to(T + timedelta(minutes=6), tick=False)
     assert run_step(Sync, record.pk, "pushing") is None
-    [(attempt, error)] = log(record, "halted")
-    assert attempt == 2 and "did not finish" in error
+    [(attempt, error)] = log(record, "failed")
+    assert attempt == 1 and "poison pill" in error
+    assert WorkAttempt.objects.get().interruptions == 0
     assert Sync.objects.get(pk=record.pk).pushes == 0  # the action never ran to the end
+    clock.move_to(T + timedelta(minutes=6, seconds=10), tick=False)
+    assert run_step(Sync, record.pk, "pushing") == "pushed"  # attempt 2 of 2
+
+
+def test_a_worker_seen_alive_past_the_time_limit_spends_the_attempt(clock):
+    record = Sync.objects.create()
+    work = Sync.workflow.work("step:pushing")
+    start_attempt(Sync, record.pk, work, record.state_entered_at, T, "default")
+    WorkAttempt.objects.update(seen_at=T + timedelta(seconds=4))  # a heartbeat after 3 s
+    clock.move_to(T + timedelta(minutes=2), tick=False)
+    assert run_step(Sync, record.pk, "pushing") is None
+    [(attempt, error)] = log(record, "failed")
+    assert attempt == 1 and error.startswith("TimeLimitExceeded")
+
+
+def test_a_stopped_action_is_released_without_spending_the_attempt(clock):
+    candidate = Candidate.objects.create(resume_words=STOP_WORDS)
+    with pytest.raises(KeyboardInterrupt):
+        run_step(Candidate, candidate.pk, "screening")
+    row = WorkAttempt.objects.get()
+    assert (row.attempts, row.interruptions, row.running_since) == (0, 1, None)
+    Candidate.objects.filter(pk=candidate.pk).update(resume_words=700)
+    assert run_step(Candidate, candidate.pk, "screening") == "interview"
+    assert log(candidate, "automatic") == [(1, "")]
 
 
 def test_a_timeout_action_halts_after_its_attempts_without_marking_itself_fired(clock):

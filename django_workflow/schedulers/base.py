@@ -8,6 +8,7 @@ from typing import Any
 from django.apps import apps
 
 from ..work import Work
+from ..workflow_model import workflow_models
 
 
 class Scheduler(ABC):
@@ -26,8 +27,6 @@ class Scheduler(ABC):
 
 def all_works() -> list[Work]:
     """Every unit of work of every workflow model, in model then declaration order."""
-    from ..models import workflow_models
-
     return [work for model in workflow_models() for work in model.workflow.works]
 
 

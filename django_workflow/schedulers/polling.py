@@ -23,9 +23,10 @@ from django.apps import apps
 from django.db import router
 from django.utils import timezone
 
-from .. import engine, probes, retrying
-from ..compiled import STATE_ENTERED_AT
+from .. import probes, retrying
+from ..columns import STATE_ENTERED_AT
 from ..firing import run_work
+from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler, model_of
 
@@ -130,6 +131,6 @@ def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: i
     queued = 0
     for pk, _entered in waiting:
         if not retrying.waiting(attempts.get(pk), now):
-            engine.enqueue_step(model._meta.label, pk, work.step, work.queue)
+            enqueue_step(model._meta.label, pk, work.step, work.queue)
             queued += 1
     return queued

@@ -27,6 +27,7 @@ from django.utils import timezone
 from .. import probes
 from ..conf import workflow_settings
 from ..firing import run_work
+from ..models import WorkflowLease
 from ..scheduling import due_at
 from ..signals import step_changed
 from ..work import Work
@@ -59,8 +60,6 @@ class Lease:
 
     def hold(self) -> bool:
         """Take or renew the lease; ``False`` while another live node holds it."""
-        from ..models import WorkflowLease
-
         now = timezone.now()
         db = router.db_for_write(WorkflowLease)
         with transaction.atomic(using=db):
@@ -81,8 +80,6 @@ class Lease:
             return True
 
     def release(self) -> None:
-        from ..models import WorkflowLease
-
         WorkflowLease.objects.filter(name=LEASE_NAME, holder=self.holder).delete()
 
 

@@ -16,6 +16,8 @@ from django_workflow.policies import (
     relates_to_actor_via,
 )
 
+STOP_WORDS = -99
+
 
 class Candidate(WorkflowModel):
     """The spec's example: automatic screening, manual decisions, routes, a policy, the log."""
@@ -60,6 +62,8 @@ class Candidate(WorkflowModel):
         }
 
     def run_screening(self):
+        if self.resume_words == STOP_WORDS:
+            raise KeyboardInterrupt  # the worker is told to stop mid-action
         if self.resume_words < 0:
             raise ValueError("negative resume")
         self.screening_runs += 1

@@ -1,0 +1,18 @@
+"""The names of the columns a workflow generates and owns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: When the record entered its current step.
+STATE_ENTERED_AT = "state_entered_at"
+
+
+def fired_column(step: str, timeout: str) -> str:
+    """When an action timeout fired in the current round."""
+    return f"{step}_{timeout}_fired_at"
+
+
+def last_fired_column(step: str, every: Any) -> str:
+    """When an every last fired (``last_fired_field`` when the user names one)."""
+    return every.last_fired_field or f"{step}_{every.name}_last_fired_at"

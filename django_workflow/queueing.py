@@ -1,0 +1,71 @@
+"""The django-q2 transport: queue automatic steps, and run them in a django-q2 worker.
+
+The engine does not import this module: it announces every entry into a
+step (``entered_step``), and ``queue_entered`` queues the step's work after
+commit when the step is automatic.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+from typing import Any
+
+from django.apps import apps
+
+from .conf import workflow_settings
+from .engine import run_step
+from .errors import TimeLimitExceeded
+
+TASK = "django_workflow.queueing.run_automatic_step"
+
+
+def queue_entered(sender: Any, pk: Any, step: str, **kwargs: Any) -> None:
+    """Receiver of ``entered_step``: queue an automatic step the record just entered."""
+    workflow = sender.workflow
+    declared = workflow.steps.get(step)
+    if declared is not None and declared.is_automatic and workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
+        enqueue_step(sender._meta.label, pk, step, workflow.queue)
+
+
+def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
+    """Queue an automatic step on django-q2; the worker runs ``run_automatic_step``.
+
+    A step's ``time_limit`` becomes the task's timeout: django-q2 interrupts
+    the action past it, and the attempt counts as failed.
+    """
+    from django_q.tasks import async_task
+
+    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
+    work = apps.get_model(model_label).workflow.work(f"step:{step}")
+    if work.time_limit is not None:
+        options["timeout"] = math.ceil(work.time_limit.total_seconds())
+    async_task(
+        TASK,
+        model_label,
+        pk,
+        step,
+        task_name=f"workflow:{model_label}:{step}:{pk}",
+        q_options=options,
+    )
+
+
+def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
+    """The django-q2 task for an automatic step; see ``engine.run_step``."""
+    _time_limit_raises_our_error()
+    return run_step(apps.get_model(model_label), pk, step)
+
+
+def _time_limit_raises_our_error() -> None:
+    # django-q2 arms SIGALRM for the task's timeout and raises its own SystemExit
+    # subclass, which would read as a stop; the engine counts ours as a failed attempt.
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None):
+        return
+
+    def raise_time_limit(signum: int, frame: Any) -> None:
+        raise TimeLimitExceeded("the action ran past its time limit")
+
+    signal.signal(signal.SIGALRM, raise_time_limit)

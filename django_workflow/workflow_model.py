@@ -1,0 +1,135 @@
+"""``WorkflowModel``: the class users subclass, its manager and its queryset.
+
+A facade: each method hands over to the engine, the history or the
+scheduling module. The workflow's own columns (the step, the entry instant,
+the fired columns) are the engine's: ``save()`` of an existing record leaves
+them alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.apps import apps
+from django.db import models
+
+from . import engine, history, rearming, scheduling, undo
+from .compiled import CompiledWorkflow
+from .generation import WorkflowModelBase
+from .policies import allowed
+
+
+class WorkflowQuerySet(models.QuerySet):
+    """Keeps ``bulk_create`` and ``update`` on the workflow path.
+
+    ``bulk_create`` logs the initial rows and queues automatic steps;
+    ``update`` re-arms action timeouts whose anchor it moves later.
+    """
+
+    def update(self, **values: Any) -> int:
+        workflow = getattr(self.model, "workflow", None)
+        if workflow is not None:
+            values = rearming.rearm_in_update(workflow, values)
+        return super().update(**values)
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        created = super().bulk_create(objs, *args, **kwargs)
+        engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
+        return created
+
+
+WorkflowManager = models.Manager.from_queryset(WorkflowQuerySet)
+
+
+class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
+    """Subclass this and declare an inner ``class Workflow:``."""
+
+    workflow: ClassVar[CompiledWorkflow]
+
+    objects = WorkflowManager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, update_fields: Any = None, **kwargs: Any) -> None:
+        """Save the record's own fields; the workflow's columns change only through the engine.
+
+        Raises ``DirectStepChange`` (and writes nothing) when the step was assigned directly.
+        """
+        if type(self).workflow is None or self._state.adding:
+            adding = self._state.adding
+            super().save(*args, update_fields=update_fields, **kwargs)
+            rearming.remember(self)
+            if adding and type(self).workflow is not None:
+                engine.records_created([self], using=self._state.db)
+            return
+        engine.save_record(self, super().save, args, update_fields, kwargs)
+
+    @classmethod
+    def from_db(cls, db: Any, field_names: Any, values: Any, **kwargs: Any) -> WorkflowModel:
+        instance = super().from_db(db, field_names, values, **kwargs)
+        rearming.remember(instance)
+        return instance
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        rearming.remember(self)
+
+    def transition(
+        self, name: str, actor: Any = None, *, authorize: bool = True, **accepted: Any
+    ) -> WorkflowModel:
+        """Run transition ``name`` from the current step; see the docs for the errors."""
+        return engine.run_transition(self, name, actor=actor, authorize=authorize, **accepted)
+
+    def undo(self, actor: Any = None) -> WorkflowModel:
+        """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
+        return undo.run_undo(self, actor)
+
+    def pending_deadlines(self) -> list[Any]:
+        """The current step's deadlines that will fire as things stand, soonest first."""
+        return scheduling.pending_deadlines(self)
+
+    def history(self) -> Any:
+        """Every transition log row of this record, oldest first."""
+        return history.history(self)
+
+    def effective_history(self) -> list[Any]:
+        """The log rows whose effect stands: undone rows and undo rows left out."""
+        return history.effective_history(self)
+
+    def state_at(self, instant: Any) -> str | None:
+        """The step this record was in at ``instant``, from the log."""
+        return history.state_at(self, instant)
+
+    @property
+    def current_step(self) -> str:
+        """The name of the step this record is in."""
+        return getattr(self, type(self).workflow.state_attribute)
+
+    def available_actions(self, actor: Any = None) -> list[str]:
+        """The transitions ``actor`` may call now, in declaration order."""
+        workflow = type(self).workflow
+        step_name = self.current_step
+        step = workflow.steps.get(step_name)
+        if step is None or not step.is_manual:
+            return []
+        return [
+            transition.name
+            for transition in step.transitions
+            if allowed(
+                workflow.policy_for(step_name, transition.name), actor, self, transition.name
+            )
+        ]
+
+
+def workflow_models(app_configs: Any = None, *, declared: bool = True) -> list[Any]:
+    """The concrete workflow models (proxies share their model's); ``declared=False``
+    also returns those missing a ``Workflow``, for the checks to report."""
+    return [
+        model
+        for config in app_configs or apps.get_app_configs()
+        for model in config.get_models()
+        if issubclass(model, WorkflowModel)
+        and not model._meta.proxy
+        and (model.workflow is not None or not declared)
+    ]
