@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test command: lint, migrations, and the suite on
 # Python 3.11 + Django 5.2 LTS and Python 3.12 + Django 6.1, each on SQLite and PostgreSQL.
-# Installs what the tests need when missing: PostgreSQL, Chromium and chromedriver.
+# Installs what the tests need when missing: PostgreSQL, Redis, Chromium and chromedriver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
@@ -31,9 +31,14 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 export WORKFLOW_REQUIRE_BROWSER=1
 
-echo "==> starting PostgreSQL"
-eval "$(scripts/postgres.sh start)"
-trap 'scripts/postgres.sh stop' EXIT
+echo "==> starting PostgreSQL and Redis"
+# One trap stops both, whichever of them started.
+trap 'scripts/redis.sh stop || true; scripts/postgres.sh stop' EXIT
+# Assigned first: `eval "$(…)"` alone would hide a start that failed from `set -e`.
+services=$(scripts/postgres.sh start)
+eval "$services"
+services=$(scripts/redis.sh start)
+eval "$services"
 
 for venv in .venv .venv-py312; do
   for database in sqlite postgres; do
