@@ -2,6 +2,11 @@
 
 The PostgreSQL server is started by ``scripts/postgres.sh`` (``make test``
 does it), which exports ``PGHOST``/``PGPORT``/``PGUSER``.
+
+``WORKFLOW_BROKER=redis`` puts django-q2 on its Redis broker instead of the ORM
+one; the server is started by ``scripts/redis.sh``, which exports
+``WORKFLOW_REDIS_PORT``. ``WORKFLOW_RECOVERY_AFTER`` and ``WORKFLOW_SHUTDOWN_GRACE``
+(seconds) set those two ``DJANGO_WORKFLOW`` keys, so worker tests can shorten them.
 """
 
 import os
@@ -67,6 +72,14 @@ Q_CLUSTER = {
     "timeout": 60,
     "retry": 300,
 }
+if os.environ.get("WORKFLOW_BROKER") == "redis":
+    # django-q2 picks the Redis broker when no other broker is configured.
+    del Q_CLUSTER["orm"]
+    Q_CLUSTER["redis"] = {
+        "host": "127.0.0.1",
+        "port": int(os.environ["WORKFLOW_REDIS_PORT"]),
+        "db": 0,
+    }
 
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -97,3 +110,6 @@ LOGGING = {
 }
 
 DJANGO_WORKFLOW = {"PRECISE_SWEEP": 1, "PRECISE_LEASE": 3}
+for setting in ("RECOVERY_AFTER", "SHUTDOWN_GRACE"):
+    if os.environ.get(f"WORKFLOW_{setting}"):
+        DJANGO_WORKFLOW[setting] = int(os.environ[f"WORKFLOW_{setting}"])
