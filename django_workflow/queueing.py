@@ -8,15 +8,18 @@ commit when the step is automatic.
 from __future__ import annotations
 
 import math
+import os
 import signal
 import threading
 from typing import Any
 
 from django.apps import apps
 
+from . import stopping
 from .conf import workflow_settings
 from .engine import run_step
 from .errors import TimeLimitExceeded
+from .retrying import NODE_VARIABLE
 
 TASK = "django_workflow.queueing.run_automatic_step"
 
@@ -69,3 +72,35 @@ def _time_limit_raises_our_error() -> None:
         raise TimeLimitExceeded("the action ran past its time limit")
 
     signal.signal(signal.SIGALRM, raise_time_limit)
+
+
+# Inside django-q2 worker processes started by workflow_worker -------------------
+
+_busy = threading.Event()
+
+
+def stop_gently(sender: Any = None, **kwargs: Any) -> None:
+    """``post_spawn`` receiver: SIGTERM lets the running task finish instead of killing it.
+
+    A whole process group gets SIGTERM on a deploy (systemd, Kubernetes): an
+    idle worker exits at once, a busy one claims nothing more and exits after
+    its task. ``workflow_worker`` kills what is left after ``SHUTDOWN_GRACE``.
+    """
+    if os.environ.get(NODE_VARIABLE):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    stopping.request()
+    if not _busy.is_set():
+        raise SystemExit(0)
+
+
+def task_started(sender: Any = None, **kwargs: Any) -> None:
+    _busy.set()
+
+
+def task_finished(sender: Any = None, **kwargs: Any) -> None:
+    _busy.clear()
+    if stopping.requested():
+        raise SystemExit(0)

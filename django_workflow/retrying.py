@@ -34,6 +34,8 @@ from .models import WorkAttempt
 POISON_PILL = 3
 #: Names this process's workers while ``workflow_worker`` runs them (its heartbeat renews them).
 NODE_VARIABLE = "DJANGO_WORKFLOW_NODE"
+#: The holder of an attempt whose worker died and whose step was queued again.
+RECOVERING = "(recovering)"
 
 
 class PoisonPill(Exception):
@@ -92,7 +94,8 @@ def start_attempt(
         if row.round_key != round_key:
             _new_round(row, round_key)
         if row.running_since is not None:
-            if row.alive_until is not None and row.alive_until > now:
+            alive = row.alive_until is not None and row.alive_until > now
+            if alive and row.holder != RECOVERING:
                 return None  # running elsewhere
             failure = _interrupted(row, work, now)
             if failure is not None:

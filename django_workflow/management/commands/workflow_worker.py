@@ -2,24 +2,23 @@
 
 Syncs the polling Schedules, then runs a django-q2 cluster per workflow
 queue and, when a workflow uses the precise scheduler, the timeline.
-SIGTERM and Ctrl-C stop it cleanly. ``--once`` runs everything due now and
-exits, for cron-driven deployments and tests.
+SIGTERM and Ctrl-C stop it cleanly: running actions finish within
+``SHUTDOWN_GRACE`` seconds, or are released for another worker. ``--once``
+runs everything due now and exits, for cron-driven deployments and tests.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand
-from django.db import connections
 
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.polling import PollingScheduler
-from django_workflow.schedulers.precise import PreciseScheduler, Timeline
+from django_workflow.schedulers.precise import PreciseScheduler
+from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
 
 
@@ -54,33 +53,8 @@ class Command(BaseCommand):
         self._run(queues, works, timeline=not options["no_timeline"])
 
     def _run(self, queues: list[str], works: list[Any], timeline: bool) -> None:
-        from django_q.brokers import get_broker
-        from django_q.cluster import Cluster
-
-        connections.close_all()  # forked cluster processes must not share our connections
-        clusters = [Cluster(get_broker(queue)) for queue in queues]
-        for cluster in clusters:
-            cluster.start()
-        stop = threading.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
-        thread = None
-        if timeline and any(PreciseScheduler().accepts(work) for work in works):
-            thread = threading.Thread(target=Timeline(works).run, args=(stop,), name="timeline")
-            thread.start()
-        self.stdout.write(
-            f"running: queues {', '.join(queues)}; timeline {'on' if thread else 'off'}"
-        )
-        healthy = True
-        while not stop.wait(1):
-            if not all(cluster.sentinel.is_alive() for cluster in clusters):
-                self.stderr.write("a django-q2 cluster stopped unexpectedly; shutting down")
-                healthy = False
-                stop.set()
-        if thread is not None:
-            thread.join()
-        for cluster in clusters:
-            _stop(cluster)
+        supervisor = Supervisor(queues, works, timeline, say=self.stdout.write)
+        healthy = supervisor.run()
         self.stdout.write("stopped")
         if not healthy:
             sys.exit(1)
@@ -103,11 +77,3 @@ class Command(BaseCommand):
             handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
-
-
-def _stop(cluster: Any) -> None:
-    # A SIGTERM sent to the whole process group (systemd, `timeout`) has already ended
-    # the sentinel; stopping a dead sentinel would wait forever on its stop event.
-    cluster.sentinel.join(timeout=0.5)
-    if cluster.sentinel.is_alive():
-        cluster.stop()

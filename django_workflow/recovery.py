@@ -1,0 +1,125 @@
+"""Bringing back automatic steps whose worker stopped or died mid-action.
+
+A running attempt stays alive while its worker's heartbeat renews it. The
+heartbeat of each ``workflow_worker`` also looks at the attempts its own
+processes run (a process that died is released at once) and at everyone's
+expired attempts, and queues their steps again. The queued run takes the
+attempt over as an interruption: a stop or a crash spends no attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import close_old_connections
+from django.utils import timezone
+
+from .conf import workflow_settings
+from .models import WorkAttempt
+from .queueing import enqueue_step
+from .retrying import RECOVERING, lease
+
+logger = logging.getLogger("django_workflow")
+
+
+def _running() -> Any:
+    return WorkAttempt.objects.filter(running_since__isnull=False)
+
+
+def renew(node: str, now: datetime | None = None) -> int:
+    """Keep this node's running attempts alive; release those whose process is gone."""
+    now = now or timezone.now()
+    mine = _running().filter(holder=node)
+    dead = [pk for pk, pid in mine.values_list("pk", "pid") if not process_alive(pid)]
+    if dead:
+        mine.filter(pk__in=dead).update(alive_until=now)
+    return mine.exclude(pk__in=dead).update(alive_until=now + lease(None), seen_at=now)
+
+
+def release(node: str, now: datetime | None = None) -> int:
+    """This node stops: its running attempts are recovered at once, by whichever worker."""
+    now = now or timezone.now()
+    _running().filter(holder=node).update(alive_until=now)
+    return recover(now + timedelta(microseconds=1))
+
+
+def recover(now: datetime | None = None) -> int:
+    """Queue again every automatic step whose running attempt expired; return how many."""
+    now = now or timezone.now()
+    expired = _running().filter(alive_until__lt=now).exclude(holder=RECOVERING)
+    queued = []
+    for row in expired.select_related("content_type"):
+        model = row.content_type.model_class()
+        work = _step_work(model, row.work)
+        if work is not None:
+            enqueue_step(model._meta.label, _pk(model, row.object_id), work.step, work.queue)
+            queued.append(row.pk)
+    # Marked, so the next sweeps do not queue it again while the queued run is on its way.
+    recovery_window = now + timedelta(seconds=workflow_settings.RECOVERY_AFTER)
+    WorkAttempt.objects.filter(pk__in=queued).update(holder=RECOVERING, alive_until=recovery_window)
+    if queued:
+        logger.warning("recovered %d interrupted attempt(s)", len(queued))
+    return len(queued)
+
+
+def _step_work(model: Any, name: str) -> Any:
+    workflow = getattr(model, "workflow", None)
+    work = next((w for w in workflow.works if w.name == name), None) if workflow else None
+    return work if work is not None and work.kind == "step" else None
+
+
+def _pk(model: Any, object_id: str) -> Any:
+    return model._meta.pk.to_python(object_id)
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether process ``pid`` runs on this host (a zombie counts as gone)."""
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc here
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+class Heartbeat:
+    """Renews this node's attempts and recovers expired ones, every ``RECOVERY_AFTER / 6`` s."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self.every = workflow_settings.RECOVERY_AFTER / 6
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="workflow-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def beat(self) -> None:
+        try:
+            close_old_connections()
+            renew(self.node)
+            recover()
+        except Exception:  # the database may be busy or away: the next beat tries again
+            logger.exception("heartbeat failed; trying again in %s s", self.every)
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            self.beat()
+            self.done.wait(self.every)

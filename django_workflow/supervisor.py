@@ -1,0 +1,168 @@
+"""What ``workflow_worker`` runs: django-q2 clusters, the heartbeat, the timeline, and a stop.
+
+On SIGTERM or Ctrl-C the worker claims nothing more and lets running tasks
+finish for up to ``SHUTDOWN_GRACE`` seconds. What still runs then is killed
+and its attempts are released for another worker: a stop spends no attempt.
+A SIGTERM sent to the whole process group (systemd, Kubernetes) reaches the
+django-q2 processes too; they finish their task the same way, and the exit
+code is 0 all the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connections
+
+from . import stopping
+from .conf import workflow_settings
+from .recovery import Heartbeat, process_alive, release
+from .retrying import NODE_VARIABLE
+from .schedulers.precise import PreciseScheduler, Timeline
+
+logger = logging.getLogger("django_workflow")
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class Supervisor:
+    """Runs the clusters of ``queues`` and the timeline until told to stop."""
+
+    def __init__(self, queues: list[str], works: list[Any], timeline: bool, say: Callable) -> None:
+        self.queues = queues
+        self.works = works
+        self.with_timeline = timeline and any(PreciseScheduler().accepts(w) for w in works)
+        self.say = say
+        self.node = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.stop = threading.Event()
+        self.healthy = True
+
+    def run(self) -> bool:
+        """Run until SIGTERM or Ctrl-C; return whether every cluster stayed healthy."""
+        from django_q.brokers import get_broker
+        from django_q.cluster import Cluster
+
+        os.environ[NODE_VARIABLE] = self.node  # inherited by the forked django-q2 processes
+        _adopt_orphans()
+        connections.close_all()  # forked cluster processes must not share our connections
+        clusters = [Cluster(get_broker(queue)) for queue in self.queues]
+        for cluster in clusters:
+            cluster.start()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: self.stop.set())
+        heartbeat = Heartbeat(self.node)
+        heartbeat.start()
+        timeline = None
+        if self.with_timeline:
+            timeline = threading.Thread(
+                target=Timeline(self.works).run, args=(self.stop,), name="timeline"
+            )
+            timeline.start()
+        self.say(
+            f"running: queues {', '.join(self.queues)}; timeline {'on' if timeline else 'off'}"
+        )
+        while not self.stop.wait(1):
+            self._watch(clusters)
+        stopping.request()
+        if timeline is not None:
+            timeline.join()
+        self._shut_down(clusters)
+        heartbeat.stop()
+        return self.healthy
+
+    def _watch(self, clusters: list[Any]) -> None:
+        for cluster in clusters:
+            if cluster.sentinel.is_alive():
+                continue
+            if cluster.sentinel.exitcode == -signal.SIGTERM:  # the process group was told to stop
+                self.stop.set()
+            else:
+                self.say(f"a django-q2 cluster stopped unexpectedly ({cluster.sentinel.exitcode})")
+                self.healthy = False
+                self.stop.set()
+
+    def _shut_down(self, clusters: list[Any]) -> None:
+        """Let running tasks finish within the grace; kill and release what is left."""
+        grace = workflow_settings.SHUTDOWN_GRACE
+        self.say(f"stopping: running tasks may finish for {grace} s")
+        stoppers = [
+            threading.Thread(target=_stop_cluster, args=(cluster,), daemon=True)
+            for cluster in clusters
+        ]
+        for stopper in stoppers:
+            stopper.start()
+        deadline = time.monotonic() + grace
+        sentinels = {cluster.sentinel.pid for cluster in clusters}
+        while _descendants(sentinels) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _descendants(sentinels)
+        for pid in left:
+            _kill(pid)
+        if left:
+            self.say(f"killed {len(left)} process(es) still running after {grace} s")
+        for stopper in stoppers:
+            stopper.join(timeout=5)
+        released = release(self.node)
+        if released:
+            self.say(f"released {released} unfinished attempt(s) for another worker")
+
+
+def _stop_cluster(cluster: Any) -> None:
+    # A sentinel ended by a process-group SIGTERM cannot be stopped: waiting on it would hang.
+    if cluster.sentinel.is_alive():
+        cluster.stop()
+
+
+def _adopt_orphans() -> None:
+    """Linux: processes orphaned by a dead sentinel become ours, so the grace can wait for them."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _descendants(sentinels: set[int]) -> list[int]:
+    """Every live process below this one; adopted orphans that ended are reaped on the way."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return [pid for pid in sentinels if process_alive(pid)]
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, frontier = [], [os.getpid()]
+    while frontier:
+        for pid in children.get(frontier.pop(), []):
+            if pid not in sentinels and _reaped(pid):
+                continue
+            if process_alive(pid):
+                found.append(pid)
+            frontier.append(pid)
+    return found
+
+
+def _reaped(pid: int) -> bool:
+    """Reap an adopted orphan that has ended (multiprocessing reaps the sentinels itself)."""
+    try:
+        done, _status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return done == pid
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
