@@ -1,0 +1,63 @@
+"""The steps as a graph: every step named is declared, every step can be reached."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..compiled import CompiledWorkflow
+from ..declaration import Step
+from .common import Messages, error, where
+
+
+def check_references(model: Any, workflow: CompiledWorkflow) -> Messages:
+    """E012: a step name used anywhere is declared."""
+    for name, step in workflow.steps.items():
+        for entity, target in _targets(step):
+            if target not in workflow.steps:
+                yield error(
+                    model,
+                    f"{where(name, entity)} names step {target!r}, which is not declared.",
+                    f"Declared steps: {', '.join(workflow.steps)}.",
+                    "E012",
+                )
+
+
+def check_reachable(model: Any, workflow: CompiledWorkflow) -> Messages:
+    """E013: every step can be reached from the initial step."""
+    start = workflow.initial_step
+    if start is None:
+        return
+    reached = _reached_from(workflow, start)
+    for name in workflow.steps:
+        if name not in reached:
+            yield error(
+                model,
+                f"{where(name)} cannot be reached from the initial step {start!r}.",
+                "Route a transition, on_success or on_error to it, or remove it.",
+                "E013",
+            )
+
+
+def _reached_from(workflow: CompiledWorkflow, start: str) -> set[str]:
+    reached, frontier = {start}, [start]
+    while frontier:
+        for _entity, target in _targets(workflow.steps[frontier.pop()]):
+            if target in workflow.steps and target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    return reached
+
+
+def _targets(step: Step) -> Iterator[tuple[str, Any]]:
+    """(entity, step name) for every way out of ``step``, as declared (maybe malformed)."""
+    for transition in step.transitions:
+        for target in transition.targets:
+            yield f"transition {transition.name!r}", target
+    for route in step.routes:
+        yield "on_success", getattr(route, "to", route)
+    if step.on_error is not None:
+        yield "on_error", step.on_error
+    for timeout in step.timeouts:
+        if timeout.transition_to is not None:
+            yield f"timeout {timeout.name!r}", timeout.transition_to

@@ -1,0 +1,119 @@
+"""The options of ``class Workflow:``: names, types, cron, time zone, holidays, own fields."""
+
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any
+
+from croniter import croniter
+from django.db import models
+
+from ..columns import STATE_ENTERED_AT
+from ..compiled import OPTIONS, CompiledWorkflow, Problem
+from ..durations import holiday_calendar
+from .common import Messages, error, field
+
+SCHEDULERS = ("polling", "precise")
+
+
+def check_options(model: Any, workflow: CompiledWorkflow) -> Messages:
+    yield from _check_unknown_options(model, workflow)
+    yield from _check_option_types(model, workflow)
+    yield from _check_cron(model, workflow)
+    yield from _check_time_zone(model, workflow)
+    yield from _check_holidays(model, workflow)
+
+
+def _check_unknown_options(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for name in workflow.unknown_options:
+        yield error(
+            model,
+            f"`Workflow.{name}` is not a workflow option.",
+            f"Valid options are: {', '.join(OPTIONS)}. Steps are declared as `name = Step(...)`.",
+            "E001",
+        )
+
+
+def _check_option_types(model: Any, workflow: CompiledWorkflow) -> Messages:
+    problems = list(workflow.problems)
+    if workflow.scheduler not in SCHEDULERS:
+        problems.append(Problem("scheduler", workflow.scheduler, "'polling' or 'precise'"))
+    for problem in problems:
+        yield error(
+            model,
+            f"`Workflow.{problem.option}` is {problem.value!r}; it must be {problem.expected}.",
+            f"Fix `{problem.option}` in the Workflow declaration.",
+            "E027",
+        )
+
+
+def _check_cron(model: Any, workflow: CompiledWorkflow) -> Messages:
+    if not croniter.is_valid(workflow.check_interval):
+        yield error(
+            model,
+            f"check_interval {workflow.check_interval!r} is not a valid cron expression.",
+            'Write five cron fields, e.g. "* * * * *" (every minute) or "0 * * * *" (hourly).',
+            "E023",
+        )
+
+
+def _check_time_zone(model: Any, workflow: CompiledWorkflow) -> Messages:
+    try:
+        zoneinfo.ZoneInfo(workflow.time_zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        yield error(
+            model,
+            f"time_zone {workflow.time_zone!r} is not a known IANA time zone.",
+            "Use a name such as 'UTC' or 'Europe/Zagreb'.",
+            "E024",
+        )
+    name = workflow.time_zone_field
+    if name is not None and field(model, name) is None:
+        yield error(
+            model,
+            f"time_zone_field {name!r} is not a field of the model.",
+            "Name a CharField holding an IANA time zone name per record.",
+            "E024",
+        )
+
+
+def _check_holidays(model: Any, workflow: CompiledWorkflow) -> Messages:
+    if not _is_holidays(model, workflow.holidays):
+        yield error(
+            model,
+            f"holidays {workflow.holidays!r} is not a holidays calendar, an iterable of dates, "
+            "nor the name of a model method returning one.",
+            "Use holidays.country_holidays('HR'), a list of dates, or a method name.",
+            "E027",
+        )
+
+
+def _is_holidays(model: Any, spec: Any) -> bool:
+    if isinstance(spec, str):
+        return callable(getattr(model, spec, None))
+    try:
+        holiday_calendar(spec)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_own_fields(model: Any, workflow: CompiledWorkflow) -> Messages:
+    """E028: the state field and ``state_entered_at``, when the user declared them."""
+    state = field(model, workflow.state_attribute)
+    if state is not None and not isinstance(state, models.CharField):
+        yield error(
+            model,
+            f"the state field {workflow.state_attribute!r} is a {type(state).__name__}, "
+            "not a CharField.",
+            "Remove the field so it is generated, or set `state_attribute` to another name.",
+            "E028",
+        )
+    entered_at = field(model, STATE_ENTERED_AT)
+    if entered_at is not None and not isinstance(entered_at, models.DateTimeField):
+        yield error(
+            model,
+            f"{STATE_ENTERED_AT!r} is a {type(entered_at).__name__}, not a DateTimeField.",
+            "Remove the field so it is generated, or make it a DateTimeField.",
+            "E028",
+        )

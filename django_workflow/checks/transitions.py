@@ -1,0 +1,95 @@
+"""Transitions and routes: targets, route order, accepted fields, generated method names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from ..columns import STATE_ENTERED_AT
+from ..compiled import CompiledWorkflow
+from ..declaration import Route, Transition
+from ..generation import is_generated
+from .common import Messages, error, field, where
+
+
+def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for step_name, step in workflow.steps.items():
+        for transition in step.transitions:
+            entity = f"transition {transition.name!r}"
+            yield from _check_to_or_routes(model, where(step_name, entity), transition)
+            yield from check_routes(model, step_name, entity, transition.routes)
+            yield from _check_accept(model, workflow, where(step_name, entity), transition)
+    yield from _check_method_names(model, workflow)
+
+
+def _check_to_or_routes(model: Any, place: str, transition: Transition) -> Messages:
+    if (transition.to is None) == (not transition.routes):
+        yield error(
+            model,
+            f"{place} must have exactly one of `to` or routes.",
+            "Write Transition('name', to='step') or Transition('name', Route(...), ...).",
+            "E014",
+        )
+
+
+def check_routes(model: Any, step: str, entity: str, routes: tuple[Any, ...]) -> Messages:
+    """E019 and E009: routes (of on_success or a transition) are Routes, in a usable order."""
+    for route in routes:
+        if not isinstance(route, Route):
+            yield error(model, f"{where(step, entity)}: {route!r} is not a Route.", "", "E019")
+        elif route.when is not None and not (isinstance(route.when, Q) or callable(route.when)):
+            yield error(
+                model,
+                f"{where(step, entity)}: Route({route.to!r}) has when={route.when!r}.",
+                "`when` is a Q object or a callable taking the record.",
+                "E019",
+            )
+    unconditional = [i for i, r in enumerate(routes) if isinstance(r, Route) and r.when is None]
+    if len(unconditional) > 1 or (unconditional and unconditional[0] != len(routes) - 1):
+        yield error(
+            model,
+            f"{where(step, entity)}: an unconditional Route must be the only one and come last.",
+            "Routes are tried in order; routes after an unconditional one can never match.",
+            "E009",
+        )
+
+
+def _check_accept(
+    model: Any, workflow: CompiledWorkflow, place: str, transition: Transition
+) -> Messages:
+    for accepted in transition.accept:
+        if not isinstance(accepted, str) or field(model, accepted) is None:
+            yield error(
+                model,
+                f"{place} accepts {accepted!r}, which is not a field of the model.",
+                "List field names in accept=[...].",
+                "E020",
+            )
+        elif accepted in (workflow.state_attribute, STATE_ENTERED_AT):
+            yield error(
+                model,
+                f"{place} accepts {accepted!r}, which the workflow itself writes.",
+                "Remove it from accept=[...].",
+                "E020",
+            )
+
+
+def _check_method_names(model: Any, workflow: CompiledWorkflow) -> Messages:
+    """E017: each transition name becomes a model method, so it must be free and valid."""
+    for name in workflow.transition_names:
+        attribute = getattr(model, name, None) if name.isidentifier() else None
+        if not name.isidentifier() or (attribute is not None and not is_generated(attribute)):
+            yield error(
+                model,
+                f"transition {name!r} cannot become the method `{model.__name__}.{name}`: "
+                "the model already has that attribute, or it is not an identifier.",
+                "Rename the transition or the model attribute.",
+                "E017",
+            )
+    for step in workflow.steps.values():
+        for transition in step.transitions:
+            if not isinstance(transition.name, str):
+                yield error(
+                    model, f"transition name {transition.name!r} is not a string.", "", "E017"
+                )

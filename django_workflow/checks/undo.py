@@ -1,0 +1,40 @@
+"""Undo: the ``undo`` option, ``undoable=True`` transitions, and the log both need."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..compiled import CompiledWorkflow
+from .common import Messages, check_duration, error, where
+
+
+def check_undo(model: Any, workflow: CompiledWorkflow) -> Messages:
+    yield from _check_undo_option(model, workflow)
+    yield from _check_undoable_transitions(model, workflow)
+
+
+def _check_undo_option(model: Any, workflow: CompiledWorkflow) -> Messages:
+    if workflow.undo is None:
+        return
+    if not workflow.log:
+        yield error(
+            model,
+            "`undo` is set but `log` is not: undo reads the transition log.",
+            "Set `log = True` in the Workflow, or remove `undo`.",
+            "E025",
+        )
+    if workflow.undo.within is not None:
+        yield from check_duration(model, "undo within", workflow.undo.within)
+
+
+def _check_undoable_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for step_name, step in workflow.steps.items():
+        for transition in step.transitions:
+            if transition.undoable is True and not workflow.log:
+                yield error(
+                    model,
+                    f"{where(step_name, f'transition {transition.name!r}')} is undoable "
+                    "but the workflow has no log.",
+                    "Set `log = True` in the Workflow: undo reads the transition log.",
+                    "E025",
+                )
