@@ -11,7 +11,7 @@ import pytest
 from django.apps import apps
 
 from django_workflow.checks import check_workflows
-from tests.hostile.expected import EXPECTED
+from tests.hostile.expected import EXPECTED, VALID
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,6 +52,11 @@ def test_each_hostile_declaration_is_reported_with_its_id(check_output, model, c
 def test_every_hostile_model_is_in_the_corpus(check_output):
     found = set(re.findall(r"hostile\.(\w+): \(django_workflow", check_output.stderr))
     assert found == set(EXPECTED)
+
+
+@pytest.mark.parametrize("model", VALID)
+def test_the_valid_declarations_beside_them_are_accepted(check_output, model):
+    assert reported(check_output.stderr, model) == set()
 
 
 def test_messages_name_the_model_and_step_and_carry_a_hint(check_output):

@@ -139,16 +139,21 @@ def _check_action(model: Any, name: str, step: Step) -> Messages:
 
 
 def _check_way_out_on_failure(model: Any, name: str, step: Step) -> Messages:
-    """E010: when no on_success route matches, the record needs somewhere to go."""
+    """E010: when no on_success route matches, the record needs somewhere to go.
+
+    ``on_error`` is such a way; so is a ``transition_to`` timeout, which moves a
+    record the action left in the step.
+    """
     routes = step.routes
-    if not (step.action and routes) or step.on_error is not None:
+    if not (step.action and routes) or step.on_error is not None or _leaves_by_timeout(step):
         return
     if all(isinstance(route, Route) and route.when is not None for route in routes):
         yield error(
             model,
-            f"{where(name)}: every on_success route is conditional and there is no "
-            "on_error, so a record no route matches has no way out.",
-            "Add an unconditional Route last, or set on_error.",
+            f"{where(name)}: every on_success route is conditional and there is neither "
+            "on_error nor a transition_to timeout, so a record no route matches has no way out.",
+            "Add an unconditional Route last, set on_error, or add a "
+            "Timeout(..., transition_to='step').",
             "E010",
         )
 

@@ -82,3 +82,6 @@ EXPECTED = {
     "HolidaysMethodMissing": "E027",
     "TimeLimitInBusinessDays": "E026",
 }
+
+#: Declarations beside the hostile ones that every check must accept.
+VALID = ("AutomaticStepLeftByATimeout",)

@@ -1,4 +1,8 @@
-"""Malformed declarations. Importing this module must not raise; ``check`` reports each."""
+"""Malformed declarations. Importing this module must not raise; ``check`` reports each.
+
+A few valid declarations sit beside them (``VALID`` in expected.py): near misses
+that ``check`` must accept.
+"""
 
 from datetime import timedelta
 
@@ -102,6 +106,23 @@ class NoWayOutOnFailure(WorkflowModel):
 
     class Workflow:
         start = Step(action="act", on_success=[Route("done", when=Q(n=1))])
+        done = Step()
+
+    def act(self):
+        pass
+
+
+class AutomaticStepLeftByATimeout(WorkflowModel):
+    """Valid: a transition timeout takes out a record no on_success route matched."""
+
+    n = models.IntegerField(default=0)
+
+    class Workflow:
+        start = Step(
+            Timeout("give_up", fire_after="1d", transition_to="done"),
+            action="act",
+            on_success=[Route("done", when=Q(n=1))],
+        )
         done = Step()
 
     def act(self):

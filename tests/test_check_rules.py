@@ -1,0 +1,66 @@
+"""System checks rule by rule, on throwaway models declared in an isolated app registry."""
+
+import pytest
+from django.db import models
+from django.db.models import Q
+from django.test.utils import isolate_apps
+
+from django_workflow import Route, Step, Timeout, WorkflowModel
+from django_workflow.checks import check_model
+
+
+@pytest.fixture
+def declare():
+    """``declare(Workflow, **members)``: a workflow model no other test can see."""
+    with isolate_apps("tests.testapp"):
+        count = iter(range(1000))
+
+        def make(workflow, **members):
+            meta = type("Meta", (), {"app_label": "testapp"})
+            attrs = {"__module__": __name__, "Meta": meta, "Workflow": workflow, **members}
+            return type(f"Throwaway{next(count)}", (WorkflowModel,), attrs)
+
+        yield make
+
+
+def ids(model):
+    return [message.id.removeprefix("django_workflow.") for message in check_model(model)]
+
+
+def act(self):
+    pass
+
+
+def test_an_automatic_step_with_only_conditional_routes_has_no_way_out_on_failure(declare):
+    class Workflow:
+        start = Step(action="act", on_success=[Route("done", when=Q(n=1))])
+        done = Step()
+
+    model = declare(Workflow, n=models.IntegerField(default=0), act=act)
+    assert ids(model) == ["E010"]
+
+
+def test_a_transition_timeout_is_a_way_out_on_failure(declare):
+    class Workflow:
+        start = Step(
+            Timeout("give_up", fire_after="1d", transition_to="done"),
+            action="act",
+            on_success=[Route("done", when=Q(n=1))],
+        )
+        done = Step()
+
+    model = declare(Workflow, n=models.IntegerField(default=0), act=act)
+    assert ids(model) == []
+
+
+def test_an_action_timeout_is_no_way_out_on_failure(declare):
+    class Workflow:
+        start = Step(
+            Timeout("remind", fire_after="1d", action="act"),
+            action="act",
+            on_success=[Route("done", when=Q(n=1))],
+        )
+        done = Step()
+
+    model = declare(Workflow, n=models.IntegerField(default=0), act=act)
+    assert ids(model) == ["E010"]
