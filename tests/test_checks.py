@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
-from django_workflow.checks import check_workflows
+from django_workflow.checks import check_deployment, check_workflows
+from django_workflow.workflow_model import workflow_models
 from tests.hostile.expected import EXPECTED, VALID
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,32 +91,34 @@ def test_unsafe_django_q2_settings_are_warned_about(settings, setting, value, co
 
 
 def test_the_test_settings_are_safe():
-    found = {message.id for message in check_workflows()}
-    assert not any(code.startswith("django_workflow.W00") for code in found), found
+    found = {message.id for message in check_deployment(workflow_models())}
+    assert found == set()
 
 
-def test_deferred_sqlite_transactions_and_fresh_postgres_connections_are_warned_about():
-    from django.db import connections
-
-    from django_workflow.checks import check_deployment
-
-    database = connections["default"].settings_dict
-    saved = dict(database)
-    try:
-        if database["ENGINE"].endswith("sqlite3"):
-            database["OPTIONS"] = {}
-            expected = "django_workflow.W004"
-        else:
-            database["CONN_MAX_AGE"] = 0
-            expected = "django_workflow.W005"
-        found = {m.id for m in check_deployment(list(_models()))}
-    finally:
-        database.clear()
-        database.update(saved)
-    assert expected in found
+SQLITE = "django.db.backends.sqlite3"
+POSTGRES = "django.db.backends.postgresql"
 
 
-def _models():
-    from django_workflow.workflow_model import workflow_models
+@pytest.mark.parametrize(
+    "database, code",
+    [
+        ({"ENGINE": SQLITE}, "W004"),
+        ({"ENGINE": SQLITE, "OPTIONS": {"timeout": 20}}, "W004"),
+        ({"ENGINE": SQLITE, "OPTIONS": {"transaction_mode": "IMMEDIATE"}}, None),
+        ({"ENGINE": POSTGRES}, "W005"),
+        ({"ENGINE": POSTGRES, "CONN_MAX_AGE": 0}, "W005"),
+        ({"ENGINE": POSTGRES, "CONN_MAX_AGE": 60}, None),
+        ({"ENGINE": POSTGRES, "CONN_MAX_AGE": None}, None),  # persistent, as the hint says
+    ],
+)
+def test_database_settings_that_lock_or_reconnect_are_warned_about(database, code):
+    messages = check_deployment(workflow_models(), {"default": database})
+    found = [m.id for m in messages if m.id in ("django_workflow.W004", "django_workflow.W005")]
+    assert found == ([f"django_workflow.{code}"] if code else [])
 
-    return workflow_models()
+
+def test_the_warning_names_the_database():
+    databases = {"default": {"ENGINE": SQLITE}, "reports": {"ENGINE": POSTGRES}}
+    messages = [m for m in check_deployment(workflow_models(), databases) if "database" in m.msg]
+    assert ["'default'" in m.msg for m in messages] == [True, False]
+    assert ["'reports'" in m.msg for m in messages] == [False, True]

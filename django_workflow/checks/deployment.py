@@ -90,7 +90,8 @@ def _check_database(alias: str, database: Mapping[str, Any]) -> list[checks.Warn
                 "W004",
             )
         ]
-    if engine.endswith("postgresql") and not database.get("CONN_MAX_AGE"):
+    # None keeps connections open for good, which is what the hint recommends too.
+    if engine.endswith("postgresql") and database.get("CONN_MAX_AGE", 0) == 0:
         return [
             _warning(
                 f"PostgreSQL database {alias!r} has CONN_MAX_AGE = 0: django-q2's ORM broker "
