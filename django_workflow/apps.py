@@ -10,11 +10,14 @@ class DjangoWorkflowConfig(AppConfig):
     def ready(self) -> None:
         from django_q.signals import post_execute_in_worker, post_spawn, pre_execute
 
-        from .checks import check_workflows
+        from .checks import check_records, check_workflows
         from .queueing import queue_entered, stop_gently, task_finished, task_started
         from .signals import entered_step
 
         checks.register(check_workflows, "django_workflow")
+        # It queries records, so it runs only where Django passes databases:
+        # `check --database <alias>`, `migrate` and `test`.
+        checks.register(check_records, "django_workflow", checks.Tags.database)
         entered_step.connect(queue_entered, dispatch_uid="django_workflow.queue_entered")
         post_spawn.connect(stop_gently, dispatch_uid="django_workflow.stop_gently")
         pre_execute.connect(task_started, dispatch_uid="django_workflow.task_started")

@@ -18,11 +18,18 @@ from .deployment import check_deployment
 from .graph import check_reachable, check_references
 from .options import check_options, check_own_fields
 from .policies import check_policies
+from .records import check_records
 from .steps import check_steps
 from .transitions import check_transitions
 from .undo import check_undo
 
-__all__ = ["RULES", "check_deployment", "check_model", "check_workflows"]
+__all__ = [
+    "RULES",
+    "check_deployment",
+    "check_model",
+    "check_records",
+    "check_workflows",
+]
 
 #: Every rule family run on each workflow model, in this order.
 RULES = (
