@@ -6,11 +6,17 @@ workflow_graph`` prints Mermaid or Graphviz dot.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 NODE_WIDTH, NODE_HEIGHT, COLUMN_GAP, ROW_GAP, MARGIN = 150, 36, 60, 22, 16
+
+#: A step name Mermaid can take as an id once prefixed.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
+#: Mermaid's entity codes for what would end a quoted label or a statement.
+_MERMAID_ESCAPES = str.maketrans({"#": "#35;", '"': "#quot;", ";": "#59;", "\n": " "})
 
 
 @dataclass(frozen=True)
@@ -37,14 +43,40 @@ def edges(workflow: Any) -> list[Edge]:
 
 
 def mermaid(workflow: Any) -> str:
-    lines = ["stateDiagram-v2", f"    [*] --> {workflow.initial_step}"]
+    """A Mermaid state diagram.
+
+    Each step is declared as ``state "name" as <id>`` and edges join the ids,
+    so a step named after a Mermaid keyword (``end``, ``note``, ``state``, …)
+    stays a step.
+    """
+    ids = mermaid_ids(workflow.steps)
+    lines = ["stateDiagram-v2"]
+    lines += [f'    state "{_mermaid_text(name)}" as {ids[name]}' for name in workflow.steps]
+    if workflow.initial_step is not None:
+        lines.append(f"    [*] --> {ids[workflow.initial_step]}")
     for edge in edges(workflow):
-        label = f": {edge.label}" if edge.label else ""
-        lines.append(f"    {edge.source} --> {edge.target}{label}")
+        label = f": {_mermaid_text(edge.label)}" if edge.label else ""
+        lines.append(f"    {ids[edge.source]} --> {ids[edge.target]}{label}")
     for name, step in workflow.steps.items():
         if step.is_terminal:
-            lines.append(f"    {name} --> [*]")
+            lines.append(f"    {ids[name]} --> [*]")
     return "\n".join(lines)
+
+
+def mermaid_ids(steps: Any) -> dict[str, str]:
+    """``s_<name>`` for a name of ASCII letters, digits and ``_``; else ``s<position>``.
+
+    The prefix keeps every id off Mermaid's keywords, and the two forms differ in
+    their second character, so no two steps share an id.
+    """
+    return {
+        name: f"s_{name}" if _PLAIN_NAME.fullmatch(name) else f"s{position}"
+        for position, name in enumerate(steps)
+    }
+
+
+def _mermaid_text(text: Any) -> str:
+    return str(text).translate(_MERMAID_ESCAPES)
 
 
 def dot(workflow: Any) -> str:
