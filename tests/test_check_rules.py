@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 from django.test.utils import isolate_apps
 
-from django_workflow import Route, Step, Timeout, WorkflowModel
+from django_workflow import Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.checks import check_model
 
 
@@ -64,3 +64,27 @@ def test_an_action_timeout_is_no_way_out_on_failure(declare):
 
     model = declare(Workflow, n=models.IntegerField(default=0), act=act)
     assert ids(model) == ["E010"]
+
+
+def test_undo_with_no_undoable_transition_is_warned_about(declare):
+    class Workflow:
+        log = True
+        undo = Undo(within="30m")
+        start = Step(Transition("go", to="done"))
+        done = Step()
+
+    model = declare(Workflow)
+    assert ids(model) == ["W006"]
+    [warning] = check_model(model)
+    assert "`Workflow.undo` is set but no step has an undoable=True transition" in warning.msg
+    assert warning.hint.startswith("Mark the transitions")
+
+
+def test_undo_with_an_undoable_transition_is_accepted(declare):
+    class Workflow:
+        log = True
+        undo = Undo(within="30m")
+        start = Step(Transition("go", to="done", undoable=True))
+        done = Step()
+
+    assert ids(declare(Workflow)) == []

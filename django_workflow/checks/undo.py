@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..compiled import CompiledWorkflow
-from .common import Messages, check_duration, error, where
+from ..declaration import Transition
+from .common import Messages, check_duration, error, warning, where
 
 
 def check_undo(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -25,16 +27,29 @@ def _check_undo_option(model: Any, workflow: CompiledWorkflow) -> Messages:
         )
     if workflow.undo.within is not None:
         yield from check_duration(model, "undo within", workflow.undo.within)
+    if not any(transition.undoable is True for _step, transition in _transitions(workflow)):
+        yield warning(
+            model,
+            "`Workflow.undo` is set but no step has an undoable=True transition, "
+            "so there is nothing to undo.",
+            "Mark the transitions a person may take back with undoable=True, or remove `undo`.",
+            "W006",
+        )
 
 
 def _check_undoable_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
+    for step_name, transition in _transitions(workflow):
+        if transition.undoable is True and not workflow.log:
+            yield error(
+                model,
+                f"{where(step_name, f'transition {transition.name!r}')} is undoable "
+                "but the workflow has no log.",
+                "Set `log = True` in the Workflow: undo reads the transition log.",
+                "E025",
+            )
+
+
+def _transitions(workflow: CompiledWorkflow) -> Iterator[tuple[str, Transition]]:
     for step_name, step in workflow.steps.items():
         for transition in step.transitions:
-            if transition.undoable is True and not workflow.log:
-                yield error(
-                    model,
-                    f"{where(step_name, f'transition {transition.name!r}')} is undoable "
-                    "but the workflow has no log.",
-                    "Set `log = True` in the Workflow: undo reads the transition log.",
-                    "E025",
-                )
+            yield step_name, transition

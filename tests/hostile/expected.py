@@ -81,6 +81,7 @@ EXPECTED = {
     "HolidaysNotACalendar": "E027",
     "HolidaysMethodMissing": "E027",
     "TimeLimitInBusinessDays": "E026",
+    "UndoWithoutUndoable": "W006",
 }
 
 #: Declarations beside the hostile ones that every check must accept.

@@ -325,6 +325,14 @@ class UndoableWithoutLog(WorkflowModel):
         done = Step()
 
 
+class UndoWithoutUndoable(WorkflowModel):
+    class Workflow:
+        log = True
+        undo = Undo(within="30m")
+        start = Step(go)
+        done = Step()
+
+
 class BadTimeLimit(WorkflowModel):
     class Workflow:
         start = Step(action="act", on_success="done", time_limit="soon")
