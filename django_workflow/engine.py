@@ -330,7 +330,7 @@ def fire(model: Any, pk: Any, work: Work, rows: Any, now: datetime, attempt_row:
     try:
         with transaction.atomic(using=db):
             record = rows.filter(pk=pk).select_for_update(skip_locked=True).first()
-            due = due_at(work, record) if record is not None else None
+            due = due_at(work, record, now) if record is not None else None
             if due is None or due > now:
                 return False
             getattr(record, work.action)()

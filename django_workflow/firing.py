@@ -99,7 +99,7 @@ def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size:
 
 
 def _is_due(work: Work, record: Any, now: datetime) -> bool:
-    due = due_at(work, record)
+    due = due_at(work, record, now)
     return due is not None and due <= now
 
 
@@ -126,5 +126,5 @@ def _attempts(model: Any, work: Work, pks: list[Any], now: datetime, db: str) ->
     if not found.exists():
         return {}
     records = model.workflow.queryset(db).in_bulk(pks)
-    rounds = {pk: due_at(work, record) for pk, record in records.items()}
+    rounds = {pk: due_at(work, record, now) for pk, record in records.items()}
     return retrying.current(model, work, {pk: due for pk, due in rounds.items() if due}, db)

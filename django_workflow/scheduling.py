@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.utils import timezone
+
 from .columns import STATE_ENTERED_AT
 from .durations import add_duration, holiday_calendar
 from .evaluation import evaluate
@@ -21,14 +23,17 @@ class PendingDeadline:
     target: str  # the action to run, or the step to move to
 
 
-def due_at(work: Work, record: Any) -> datetime | None:
-    """The instant ``record`` becomes due for ``work``, or ``None`` if it never will as it is."""
+def due_at(work: Work, record: Any, now: datetime | None = None) -> datetime | None:
+    """The instant ``record`` becomes due for ``work``, or ``None`` if it never will as it is.
+
+    An every whose ``until`` has passed by ``now`` (default: the current time) is over.
+    """
     if getattr(record, work.state_attribute) != work.step:
         return None
     if work.kind == "step":
         return getattr(record, STATE_ENTERED_AT)
     if work.kind == "every":
-        return _every_due(work, record)
+        return _every_due(work, record, now or timezone.now())
     if work.fired_field and getattr(record, work.fired_field) is not None:
         return None
     anchor = anchor_value(record, work.deadline.field)
@@ -37,14 +42,16 @@ def due_at(work: Work, record: Any) -> datetime | None:
     return add_duration(anchor, work.deadline.fire_after, zone_of(record), calendar_of(record))
 
 
-def _every_due(work: Work, record: Any) -> datetime | None:
+def _every_due(work: Work, record: Any, now: datetime) -> datetime | None:
     entered = getattr(record, STATE_ENTERED_AT)
     last = getattr(record, work.last_fired_field)
     since = entered if last is None else max(last, entered)
     zone, calendar = zone_of(record), calendar_of(record)
     due = add_duration(since, work.deadline.fire_after, zone, calendar)
-    if work.until is not None and due >= add_duration(entered, work.until, zone, calendar):
-        return None
+    if work.until is not None:
+        until = add_duration(entered, work.until, zone, calendar)
+        if due >= until or now >= until:
+            return None
     return due
 
 

@@ -74,9 +74,10 @@ class Supervisor:
         while not self.stop.wait(1):
             self._watch(clusters)
         stopping.request()
+        # The grace starts now: on SQLite the timeline's last write may wait for a running action.
+        self._shut_down(clusters)
         if timeline is not None:
             timeline.join()
-        self._shut_down(clusters)
         heartbeat.stop()
         return self.healthy
 

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from django.utils import timezone
 
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog, WorkAttempt
+from tests.processes import wait_for, worker
 from tests.testapp.models import Alarm, Batch, Order, SideEffect, Sync
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,46 +27,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 # Tasks queued by this process go to the broker, for the worker to run.
 queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
-
-
-@contextmanager
-def worker(tmp_path, name="worker", *args):
-    log = tmp_path / f"{name}.log"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "WORKFLOW_DB_NAME": str(connection.settings_dict["NAME"]),
-    }
-    connections.close_all()
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "django", "workflow_worker", *args],
-            cwd=ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, like a service
-        )
-    try:
-        wait_for(lambda: "running:" in log.read_text(), 60, f"{name} to start:\n{log}")
-        yield process
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-
-def wait_for(condition, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_an_automatic_chain_runs_through_the_worker_without_a_poll(tmp_path):

@@ -1,3 +1,5 @@
+import os
+import signal
 import time
 import uuid
 from datetime import date, timedelta
@@ -473,3 +475,31 @@ class Draft(WorkflowModel):
 
         writing = Step(Transition("submit", to="submitted", undoable=True))
         submitted = Step()
+
+
+class Job(WorkflowModel):
+    """An automatic step for stops and crashes: its action notes each start in a file."""
+
+    trace = models.CharField(max_length=500)
+    sleep_seconds = models.FloatField(default=0)
+    kill_worker = models.BooleanField(default=False)
+    runs = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        running = Step(action="work", on_success="done", on_error="failed", time_limit="60s")
+        done = Step()
+        failed = Step()
+
+    def work(self):
+        with open(self.trace, "a") as trace:
+            trace.write(f"start {os.getpid()}\n")
+        if self.kill_worker:
+            os.kill(os.getpid(), signal.SIGKILL)  # a poison pill: the action kills its worker
+        time.sleep(self.sleep_seconds)
+        self.runs += 1
+
+    def starts(self) -> int:
+        with open(self.trace) as trace:
+            return trace.read().count("start")
