@@ -9,16 +9,16 @@ from django.test.utils import isolate_apps
 from django_workflow import Step, Transition, WorkflowModel
 from django_workflow.checks import check_records
 from django_workflow.checks.records import undeclared_steps
-from tests.testapp.models import Decision
+from tests.testapp.models import Decision, Order
 
 pytestmark = pytest.mark.django_db
 
 
-def strand(step, count=1):
-    """``count`` decisions moved into ``step`` behind the declaration's back."""
+def strand(step, count=1, model=Decision):
+    """``count`` records moved into ``step`` behind the declaration's back."""
     for _ in range(count):
-        decision = Decision.objects.create()
-        Decision.objects.filter(pk=decision.pk).update(**{Decision.workflow.state_attribute: step})
+        record = model.objects.create()
+        model.objects.filter(pk=record.pk).update(**{model.workflow.state_attribute: step})
 
 
 def check(*args):
@@ -45,6 +45,16 @@ def test_one_warning_per_model_counts_the_records_per_unknown_step():
     )
     assert "RenameStep('testapp.Decision', 'gone_step', new)" in warning.hint
     assert "MoveRecords('testapp.Decision', 'gone_step', to_step)" in warning.hint
+
+
+def test_a_renamed_state_field_is_counted_and_named_in_the_hint():
+    strand("gone_step", model=Order)
+    [warning] = check_records(databases=["default"])
+    assert warning.obj is Order
+    assert "'gone_step' (1)" in warning.msg
+    assert "RenameStep('testapp.Order', 'gone_step', new, state_attribute='status')" in (
+        warning.hint
+    )
 
 
 def test_check_with_a_database_reports_it():

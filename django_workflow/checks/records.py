@@ -53,12 +53,14 @@ def undeclared_steps(model: Any, using: str) -> dict[str, int]:
 
 def _undeclared_steps_warning(model: Any, using: str, counts: dict[str, int]) -> checks.Warning:
     listed = ", ".join(f"{step!r} ({records})" for step, records in counts.items())
-    first = next(iter(counts))
+    state = model.workflow.state_attribute
+    tail = f", state_attribute={state!r}" if state != "state" else ""
+    arguments = f"{model._meta.label!r}, {next(iter(counts))!r}"
     return warning(
         model,
         f"records in database {using!r} are in steps the declaration no longer has: {listed}.",
         "Declare the step again, or repair the records in a migration with "
-        f"django_workflow.operations.RenameStep({model._meta.label!r}, {first!r}, new) or "
-        f"MoveRecords({model._meta.label!r}, {first!r}, to_step).",
+        f"django_workflow.operations.RenameStep({arguments}, new{tail}) or "
+        f"MoveRecords({arguments}, to_step{tail}).",
         "W010",
     )
