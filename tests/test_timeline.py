@@ -1,8 +1,11 @@
 """The precise timeline in-process: arming, firing never early, re-checking, the lease."""
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.utils import timezone
 
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.precise import Lease, Timeline
@@ -60,10 +63,23 @@ def test_an_overdue_deadline_fires_at_the_first_sweep(timeline):
     assert Alarm.objects.get(pk=late.pk).rings == 1
 
 
-def test_a_change_in_this_process_arms_at_once(timeline):
-    alarm = Alarm.objects.create(ring_at=T + timedelta(seconds=5))
-    timeline._on_step_changed(sender=Alarm, instance=alarm, to_state="armed")
-    assert timeline.seconds_to_next_timer() == 5
+@pytest.mark.django_db(transaction=True)
+def test_a_change_in_this_process_arms_at_once_while_the_timeline_runs():
+    timeline = Timeline(all_works())
+    timeline.sweep_every = 3600  # only the first sweep: what follows must come from the signal
+    stop = threading.Event()
+    runner = threading.Thread(target=timeline.run, args=(stop,))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not timeline.leading and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert timeline.leading
+        Alarm.objects.create(ring_at=timezone.now() + timedelta(seconds=20))
+        assert 15 < timeline.seconds_to_next_timer() <= 20
+    finally:
+        stop.set()
+        runner.join()
 
 
 def test_one_node_holds_the_lease_until_it_expires(time_machine):

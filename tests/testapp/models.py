@@ -503,3 +503,22 @@ class Job(WorkflowModel):
     def starts(self) -> int:
         with open(self.trace) as trace:
             return trace.read().count("start")
+
+
+class Escalation(WorkflowModel):
+    """A transition timeout into an automatic step: the follow-up it must queue."""
+
+    handled = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        open = Step(
+            Transition("close", to="closed"),
+            Timeout("escalate", fire_after="1d", transition_to="escalating"),
+        )
+        escalating = Step(action="handle", on_success="closed")
+        closed = Step()
+
+    def handle(self):
+        self.handled += 1
