@@ -91,7 +91,10 @@ class WorkflowAdminMixin:
     def workflow_panel(self, request: HttpRequest, record: Any) -> dict[str, Any]:
         workflow = type(record).workflow
         step = record.current_step
-        accepts = {t.name: t.accept for t in workflow.steps[step].transitions}
+        declared = workflow.steps.get(step)
+        if declared is None:  # left behind by a changed declaration: shown, never moved
+            return self._stranded_panel(request, record, step)
+        accepts = {t.name: t.accept for t in declared.transitions}
         actions = [
             {
                 "name": name,
@@ -101,13 +104,10 @@ class WorkflowAdminMixin:
             }
             for name in record.available_actions(request.user)
         ]
-        history = Paginator(
-            record.history().select_related("actor").order_by("-occurred_at", "-id"),
-            self.workflow_history_per_page,
-        ).get_page(request.GET.get("history_page"))
+        history = self._workflow_history(request, record)
         return {
             "current": step,
-            "kind": workflow.steps[step].kind,
+            "kind": declared.kind,
             "actions": actions,
             "undo_url": self._workflow_url(record, "undo")
             if can_undo(record, request.user)
@@ -117,6 +117,26 @@ class WorkflowAdminMixin:
             "history": history,
             "logged": workflow.log is True,
         }
+
+    def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
+        workflow = type(record).workflow
+        return {
+            "current": step,
+            "kind": "not declared",
+            "stranded": True,
+            "actions": [],
+            "undo_url": "",
+            "diagram": mark_safe(graph.svg(workflow)),  # built from escaped names
+            "pending": [],
+            "history": self._workflow_history(request, record),
+            "logged": workflow.log is True,
+        }
+
+    def _workflow_history(self, request: HttpRequest, record: Any) -> Any:
+        return Paginator(
+            record.history().select_related("actor").order_by("-occurred_at", "-id"),
+            self.workflow_history_per_page,
+        ).get_page(request.GET.get("history_page"))
 
     def _workflow_url(self, record: Any, view: str, *args: str) -> str:
         info = self.model._meta.app_label, self.model._meta.model_name

@@ -1,4 +1,4 @@
-"""The admin: a read-only transition log, and WorkflowAdminMixin on a change page (SPEC §8)."""
+"""The admin: a read-only log, and WorkflowAdminMixin on a change page (docs/admin.md)."""
 
 from datetime import UTC, datetime
 
@@ -171,3 +171,15 @@ def test_long_histories_are_paginated_newest_first(admin_client):
         "history"
     ]
     assert last.object_list[-1].triggered_by == "initial"
+
+
+def test_a_record_in_a_step_no_longer_declared_shows_a_warning_and_no_buttons(admin_client):
+    decision = Decision.objects.create()
+    Decision.objects.filter(pk=decision.pk).update(state="retired_step")
+    page = admin_client.get(change_url(decision))
+    assert page.status_code == 200
+    assert (page.context["workflow"]["actions"], page.context["workflow"]["pending"]) == ([], [])
+    assert "which the workflow no longer declares" in page.content.decode()
+    response = admin_client.post(action_url(decision, "approve"))
+    assert Decision.objects.get(pk=decision.pk).state == "retired_step"
+    assert response.status_code in (302, 403)

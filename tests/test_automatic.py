@@ -1,4 +1,4 @@
-"""Automatic steps and creation: SPEC §2, §3, §6 (the execution path)."""
+"""Automatic steps and creation: docs/declaring.md, docs/worker.md (the execution path)."""
 
 import pytest
 

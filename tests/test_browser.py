@@ -1,4 +1,4 @@
-"""The admin in a real browser: Debian's Chromium driven by Selenium (SPEC §8).
+"""The admin in a real browser: Debian's Chromium driven by Selenium (docs/admin.md).
 
 Screenshots of the change page go to ``artifacts/`` (not committed).
 """

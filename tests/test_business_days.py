@@ -1,4 +1,4 @@
-"""Business days: weekdays that are not holidays, in a time zone (SPEC §5)."""
+"""Business days: weekdays that are not holidays, in a time zone (docs/deadlines.md)."""
 
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo

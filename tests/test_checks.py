@@ -1,4 +1,4 @@
-"""System checks (SPEC §7): a corpus of hostile declarations, each reported by
+"""System checks (docs/checks.md): a corpus of hostile declarations, each reported by
 ``manage.py check`` with its ID, none raising at import."""
 
 import os

@@ -1,4 +1,4 @@
-"""Two callers racing on one record on PostgreSQL: exactly one wins (SPEC §4)."""
+"""Two callers racing on one record on PostgreSQL: exactly one wins (docs/transitions.md)."""
 
 import threading
 from types import SimpleNamespace

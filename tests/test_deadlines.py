@@ -1,4 +1,4 @@
-"""Deadlines: timeouts, every, anchors and firing semantics (SPEC §3, §5)."""
+"""Deadlines: timeouts, every, anchors and firing semantics (docs/deadlines.md)."""
 
 from datetime import UTC, datetime, timedelta
 

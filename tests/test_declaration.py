@@ -1,4 +1,4 @@
-"""Declaration objects and the compiled workflow: SPEC §2."""
+"""Declaration objects and the compiled workflow: docs/declaring.md."""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""Several processes running the same due work fire each record exactly once (SPEC §6)."""
+"""Several processes running the same due work fire each record exactly once (docs/worker.md)."""
 
 import multiprocessing
 from datetime import timedelta

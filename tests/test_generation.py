@@ -1,4 +1,4 @@
-"""What a declaration adds to its model: SPEC §2, §3."""
+"""What a declaration adds to its model: docs/declaring.md."""
 
 import io
 

@@ -1,4 +1,4 @@
-"""Every deadline has an index its poll uses (SPEC §3, MEASURED.md)."""
+"""Every deadline has an index its poll uses (docs/declaring.md, docs/deployment.md)."""
 
 import pytest
 from django.db import connection

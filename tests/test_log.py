@@ -1,4 +1,4 @@
-"""The transition log: SPEC §8 (rows written by the engine)."""
+"""The transition log: docs/log-and-signals.md (rows written by the engine)."""
 
 from types import SimpleNamespace
 

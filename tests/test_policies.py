@@ -1,4 +1,4 @@
-"""The shipped policies: SPEC §4."""
+"""The shipped policies: docs/policies.md."""
 
 from types import SimpleNamespace
 

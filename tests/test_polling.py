@@ -1,4 +1,4 @@
-"""The polling scheduler: Schedules kept in sync with the Works, one query per poll (SPEC §6)."""
+"""The polling scheduler: Schedules in sync with the Works, one query a poll (docs/worker.md)."""
 
 import ast
 from datetime import timedelta

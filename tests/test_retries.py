@@ -1,4 +1,4 @@
-"""Retry budgets, backoff, exhaustion and halting (SPEC §6)."""
+"""Retry budgets, backoff, exhaustion and halting (docs/worker.md)."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -1,4 +1,4 @@
-"""Manual transitions: SPEC §4."""
+"""Manual transitions: docs/transitions.md."""
 
 from types import SimpleNamespace
 

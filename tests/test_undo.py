@@ -1,4 +1,4 @@
-"""History, state_at, undo and redo, and every refusal (SPEC §4, §8)."""
+"""History, state_at, undo and redo, and every refusal (docs/history-and-undo.md)."""
 
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""workflow_worker for real: django-q2 clusters and the timeline in subprocesses (SPEC §6).
+"""workflow_worker for real: django-q2 clusters and the timeline in subprocesses (docs/worker.md).
 
 Each test starts ``manage.py workflow_worker`` processes on the test database
 and watches the rows they change.
