@@ -228,6 +228,16 @@ def test_every_stops_being_pending_at_until(clock):
     assert "nag" not in {d.name for d in fresh(proposal).pending_deadlines()}
 
 
+def test_an_every_whose_until_passed_unfired_is_not_pending(clock):
+    proposal = Proposal.objects.create()  # no worker ran while it waited
+    nag = Proposal.workflow.work("every:review.nag")
+    clock.move_to(T + timedelta(days=7), tick=False)
+    assert due_at(nag, proposal) == T + timedelta(days=2)  # overdue, still before until
+    clock.move_to(T + timedelta(days=8), tick=False)
+    assert due_at(nag, proposal) is None
+    assert "nag" not in {d.name for d in proposal.pending_deadlines()}
+
+
 def test_due_at_for_each_kind(clock):
     proposal = Proposal.objects.create()
     works = {work.entity: work for work in Proposal.workflow.works}
