@@ -88,3 +88,27 @@ def test_undo_with_an_undoable_transition_is_accepted(declare):
         done = Step()
 
     assert ids(declare(Workflow)) == []
+
+
+def test_an_undoable_transition_without_undo_is_an_error(declare):
+    class Workflow:
+        log = True
+        start = Step(Transition("go", to="done", undoable=True))
+        done = Step()
+
+    [error] = check_model(declare(Workflow))
+    assert error.id == "django_workflow.E030"
+    assert "step 'start', transition 'go' is undoable=True but the workflow has no `undo`" in (
+        error.msg
+    )
+    assert error.hint.startswith("Set `undo = Undo(...)`")
+
+
+def test_an_undo_of_the_wrong_type_is_reported_once_not_as_missing(declare):
+    class Workflow:
+        log = True
+        undo = "30m"
+        start = Step(Transition("go", to="done", undoable=True))
+        done = Step()
+
+    assert ids(declare(Workflow)) == ["E027"]

@@ -38,14 +38,27 @@ def _check_undo_option(model: Any, workflow: CompiledWorkflow) -> Messages:
 
 
 def _check_undoable_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
+    # An `undo` of the wrong type is reported as E027; it is not missing.
+    undo_missing = workflow.undo is None and all(p.option != "undo" for p in workflow.problems)
     for step_name, transition in _transitions(workflow):
-        if transition.undoable is True and not workflow.log:
+        if transition.undoable is not True:
+            continue
+        place = where(step_name, f"transition {transition.name!r}")
+        if not workflow.log:
             yield error(
                 model,
-                f"{where(step_name, f'transition {transition.name!r}')} is undoable "
-                "but the workflow has no log.",
+                f"{place} is undoable but the workflow has no log.",
                 "Set `log = True` in the Workflow: undo reads the transition log.",
                 "E025",
+            )
+        if undo_missing:
+            yield error(
+                model,
+                f"{place} is undoable=True but the workflow has no `undo`, so it can never "
+                "be undone.",
+                "Set `undo = Undo(...)` in the Workflow (undo needs `log = True` too), "
+                "or remove undoable=True.",
+                "E030",
             )
 
 

@@ -82,6 +82,7 @@ EXPECTED = {
     "HolidaysMethodMissing": "E027",
     "TimeLimitInBusinessDays": "E026",
     "UndoWithoutUndoable": "W006",
+    "UndoableWithoutUndo": "E030",
 }
 
 #: Declarations beside the hostile ones that every check must accept.

@@ -325,6 +325,13 @@ class UndoableWithoutLog(WorkflowModel):
         done = Step()
 
 
+class UndoableWithoutUndo(WorkflowModel):
+    class Workflow:
+        log = True
+        start = Step(Transition("go", to="done", undoable=True))
+        done = Step()
+
+
 class UndoWithoutUndoable(WorkflowModel):
     class Workflow:
         log = True
