@@ -47,6 +47,8 @@ class Work:
     retry: Retry
     check_interval: str
     queue: str
+    #: The workflow's ``scheduler`` option: which scheduler runs this work.
+    scheduler: str
     action: str | None = None
     transition_to: str | None = None
     until: Duration | None = None
@@ -122,6 +124,7 @@ def _common(workflow: Any, step: str) -> dict[str, Any]:
         "step": step,
         "state_attribute": workflow.state_attribute,
         "queue": workflow.queue,
+        "scheduler": workflow.scheduler,
     }
 
 

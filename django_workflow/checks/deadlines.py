@@ -14,10 +14,8 @@ from ..compiled import CompiledWorkflow
 from ..declaration import Every, Timeout
 from ..durations import BusinessDays, InvalidDuration, parse_duration
 from ..generation import deadline_columns
+from ..schedulers import SCHEDULERS
 from .common import Messages, check_method, error, field, warning, where
-
-#: The shortest deadline each scheduler can honour.
-FLOORS = {"polling": timedelta(seconds=60), "precise": timedelta(seconds=1)}
 
 
 def check_deadlines(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -123,8 +121,8 @@ def _check_deadline_duration(
     duration = yield from _parsed(model, place, option, value)
     if duration is None or getattr(entity, "self_scheduled", False):
         return duration
-    scheduler = workflow.scheduler if workflow.scheduler in FLOORS else "polling"
-    floor = FLOORS[scheduler]
+    scheduler = workflow.scheduler if workflow.scheduler in SCHEDULERS else "polling"
+    floor = SCHEDULERS[scheduler].floor
     if isinstance(duration, timedelta) and duration < floor:
         yield error(
             model,

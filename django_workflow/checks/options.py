@@ -11,9 +11,8 @@ from django.db import models
 from ..columns import STATE_ENTERED_AT
 from ..compiled import OPTIONS, CompiledWorkflow, Problem
 from ..durations import holiday_calendar
+from ..schedulers import SCHEDULERS
 from .common import Messages, error, field
-
-SCHEDULERS = ("polling", "precise")
 
 
 def check_options(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -37,7 +36,8 @@ def _check_unknown_options(model: Any, workflow: CompiledWorkflow) -> Messages:
 def _check_option_types(model: Any, workflow: CompiledWorkflow) -> Messages:
     problems = list(workflow.problems)
     if workflow.scheduler not in SCHEDULERS:
-        problems.append(Problem("scheduler", workflow.scheduler, "'polling' or 'precise'"))
+        names = " or ".join(repr(name) for name in SCHEDULERS)
+        problems.append(Problem("scheduler", workflow.scheduler, names))
     for problem in problems:
         yield error(
             model,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from datetime import timedelta
+from typing import Any, ClassVar
 
 from django.apps import apps
 
@@ -12,9 +13,14 @@ from ..workflow_model import workflow_models
 
 
 class Scheduler(ABC):
-    """Decides when each ``Work`` runs; ``run_work`` does the running."""
+    """Decides when each ``Work`` runs; ``run_work`` does the running.
 
-    name: str = ""
+    A scheduler is chosen by a workflow's ``scheduler`` option (its ``name``);
+    ``floor`` is the shortest deadline it honours, which the checks enforce.
+    """
+
+    name: ClassVar[str]
+    floor: ClassVar[timedelta]
 
     @abstractmethod
     def accepts(self, work: Work) -> bool:

@@ -28,7 +28,7 @@ from ..columns import STATE_ENTERED_AT
 from ..firing import run_work
 from ..queueing import enqueue_step
 from ..work import Work
-from .base import Scheduler, model_of
+from .base import Scheduler
 
 logger = logging.getLogger("django_workflow")
 
@@ -40,11 +40,13 @@ STEP_GRACE = timedelta(seconds=60)
 
 class PollingScheduler(Scheduler):
     name = "polling"
+    floor = timedelta(seconds=60)
 
     def accepts(self, work: Work) -> bool:
+        """Its own workflows' deadlines, and every automatic step's safety net."""
         if work.self_scheduled:
             return False
-        return work.kind == "step" or model_of(work).workflow.scheduler == "polling"
+        return work.kind == "step" or work.scheduler == self.name
 
     def groups(self, works: list[Work]) -> dict[tuple[str, str, str], list[Work]]:
         """Works polled together: same model, check interval and queue."""

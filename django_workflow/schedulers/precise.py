@@ -41,11 +41,12 @@ SWEEP_LIMIT = 10_000
 
 class PreciseScheduler(Scheduler):
     name = "precise"
+    floor = timedelta(seconds=1)
 
     def accepts(self, work: Work) -> bool:
         if work.self_scheduled or work.kind == "step":
             return False
-        return model_of(work).workflow.scheduler == "precise"
+        return work.scheduler == self.name
 
     def sync(self, works: list[Work]) -> dict[str, int]:
         return {"timed": sum(1 for work in works if self.accepts(work))}

@@ -42,7 +42,7 @@ class Candidate(WorkflowModel):
         )
         interview = Step(
             Transition("approve", to="offer"),
-            Transition("reject", to="rejected", undoable=True),
+            Transition("reject", to="rejected"),
             Transition(
                 "triage",
                 Route("fast_track", when=Q(priority="urgent")),
