@@ -54,9 +54,9 @@ class Supervisor:
 
         os.environ[NODE_VARIABLE] = self.node  # inherited by the forked django-q2 processes
         _adopt_orphans()
-        connections.close_all()  # forked cluster processes must not share our connections
         clusters = [Cluster(get_broker(queue)) for queue in self.queues]
         for cluster in clusters:
+            connections.close_all()  # forked cluster processes must not share our connections
             cluster.start()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: self.stop.set())
