@@ -32,13 +32,21 @@ DJANGO_WORKFLOW = {"ENQUEUE_AUTOMATIC_STEPS": False}
 Q_CLUSTER = {"name": "workflow", "orm": "default", "sync": True, "timeout": 60, "retry": 120}
 
 
-class DeadlinesOnPostgres:
-    """benchmarks/deadlines.py measures PostgreSQL: send its model there."""
+#: The database benchmarks/actions.py measures now (it runs on both in turn).
+ACTIONS_DATABASE = ["postgres"]
+
+
+class BenchmarkDatabases:
+    """benchmarks/deadlines.py measures PostgreSQL; benchmarks/actions.py each database in turn."""
 
     def db_for_read(self, model, **hints):
-        return "postgres" if model._meta.model_name == "deadlined" else None
+        if model._meta.model_name == "deadlined":
+            return "postgres"
+        if model._meta.model_name in ("reminded", "bystander"):
+            return ACTIONS_DATABASE[0]
+        return None
 
     db_for_write = db_for_read
 
 
-DATABASE_ROUTERS = ["benchmarks.settings.DeadlinesOnPostgres"]
+DATABASE_ROUTERS = ["benchmarks.settings.BenchmarkDatabases"]

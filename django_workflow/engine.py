@@ -317,19 +317,20 @@ def _send_after_commit(
 # Deadlines ------------------------------------------------------------------
 
 
-def fire(model: Any, pk: Any, work: Work, rows: Any, now: datetime, attempt_row: Any) -> bool:
+def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: Any) -> bool:
     """Fire an action timeout or an every for one record, in a transaction of its own.
 
-    ``rows`` selects the records eligible now; the record is claimed with a
-    row lock (skipped when another process holds it). The action's writes,
-    the fired column and the log row commit together; a failure rolls them
-    back and spends an attempt of this round. Returns whether it fired.
+    The record is claimed with a row lock by its key alone (skipped when
+    another process holds it), then ``due_at`` decides whether it is still
+    due. The action's writes, the fired column and the log row commit
+    together; a failure rolls them back and spends an attempt of this round.
+    Returns whether it fired.
     """
-    db = rows.db
     record = due = None
     try:
         with transaction.atomic(using=db):
-            record = rows.filter(pk=pk).select_for_update(skip_locked=True).first()
+            claim = model.workflow.queryset(db).select_for_update(skip_locked=True)
+            record = next(iter(claim.filter(pk=pk)), None)
             due = due_at(work, record, now) if record is not None else None
             if due is None or due > now:
                 return False

@@ -106,14 +106,13 @@ def _is_due(work: Work, record: Any, now: datetime) -> bool:
 def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
     """Action timeouts and every: each record in a transaction of its own."""
     fired, skip = 0, set()
-    rows = probes.matching(model, work, now, db)
     for pks in _batches(model, work, now, db, batch_size, skip):
         attempts = _attempts(model, work, pks, now, db)
         for pk in pks:
             row = attempts.get(pk)
             if stopping.requested():
                 break
-            if retrying.waiting(row, now) or not engine.fire(model, pk, work, rows, now, row):
+            if retrying.waiting(row, now) or not engine.fire(model, pk, work, now, db, row):
                 skip.add(pk)
             else:
                 fired += 1

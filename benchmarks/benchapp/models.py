@@ -144,3 +144,23 @@ class Polled(WorkflowModel):
 
     def remind(self):
         pass
+
+
+class Reminded(WorkflowModel):
+    """One action timeout with a no-op action, fired record by record."""
+
+    class Workflow:
+        waiting = Step(
+            Transition("answer", to="answered"),
+            Timeout("remind", fire_after="1d", action="remind"),
+        )
+        answered = Step()
+
+    def remind(self):
+        pass
+
+
+class Bystander(models.Model):
+    """Another writer's table: its writes must never wait long on a firing."""
+
+    touched = models.IntegerField(default=0)
