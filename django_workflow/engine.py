@@ -38,7 +38,7 @@ from .errors import (
     WorkflowPermissionDenied,
 )
 from .evaluation import holds
-from .events import Event, Trigger
+from .events import Event, Trigger, WorkKind
 from .models import TransitionLog
 from .policies import allowed
 from .scheduling import due_at
@@ -280,7 +280,7 @@ def attempt_failed(
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
         return None
-    on_error = declared.on_error if work.kind == "step" else None
+    on_error = declared.on_error if work.kind == WorkKind.STEP else None
     if on_error is None:
         retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
         log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))

@@ -18,7 +18,7 @@ from django.db import router, transaction
 from django.utils import timezone
 
 from . import engine, probes, retrying, stopping
-from .events import Event, Trigger
+from .events import Event, Trigger, WorkKind
 from .scheduling import due_at
 from .signals import work_fired
 from .work import Work
@@ -37,7 +37,7 @@ def run_work(
     db = router.db_for_write(model)
     if not probes.due(model, [work], now, db):  # an idle poll is this one indexed query
         return 0
-    if work.kind == "step":
+    if work.kind == WorkKind.STEP:
         fired = _run_steps(model, work, now, db, batch_size)
     elif work.transition_to is not None:
         fired = _run_transitions(model, work, now, db, batch_size)

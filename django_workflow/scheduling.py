@@ -12,6 +12,7 @@ from django.utils import timezone
 from .columns import STATE_ENTERED_AT
 from .durations import add_duration, holiday_calendar
 from .evaluation import evaluate
+from .events import WorkKind
 from .work import Work
 
 
@@ -30,9 +31,9 @@ def due_at(work: Work, record: Any, now: datetime | None = None) -> datetime | N
     """
     if getattr(record, work.state_attribute) != work.step:
         return None
-    if work.kind == "step":
+    if work.kind == WorkKind.STEP:
         return getattr(record, STATE_ENTERED_AT)
-    if work.kind == "every":
+    if work.kind == WorkKind.EVERY:
         return _every_due(work, record, now or timezone.now())
     if work.fired_field and getattr(record, work.fired_field) is not None:
         return None
@@ -60,9 +61,15 @@ def pending_deadlines(record: Any) -> list[PendingDeadline]:
     workflow = type(record).workflow
     pending = []
     for work in workflow.works:
-        if work.kind == "step" or (due := due_at(work, record)) is None:
+        if work.kind == WorkKind.STEP or (due := due_at(work, record)) is None:
             continue
-        kind = "every" if work.kind == "every" else "transition" if work.transition_to else "action"
+        kind = (
+            "every"
+            if work.kind == WorkKind.EVERY
+            else "transition"
+            if work.transition_to
+            else "action"
+        )
         target = work.transition_to or work.action
         pending.append(PendingDeadline(work.entity, kind, due, target))
     return sorted(pending, key=lambda deadline: deadline.due_at)

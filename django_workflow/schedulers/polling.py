@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
+from ..events import WorkKind
 from ..firing import run_work
 from ..queueing import enqueue_step
 from ..work import Work
@@ -46,7 +47,7 @@ class PollingScheduler(Scheduler):
         """Its own workflows' deadlines, and every automatic step's safety net."""
         if work.self_scheduled:
             return False
-        return work.kind == "step" or work.scheduler == self.name
+        return work.kind == WorkKind.STEP or work.scheduler == self.name
 
     def groups(self, works: list[Work]) -> dict[tuple[str, str, str], list[Work]]:
         """Works polled together: same model, check interval and queue."""
@@ -114,7 +115,7 @@ def poll(model_label: str, work_names: list[str], now: datetime | None = None) -
     works = [model.workflow.work(name) for name in work_names]
     fired = {}
     for work in probes.due(model, works, now, db):
-        if work.kind == "step":
+        if work.kind == WorkKind.STEP:
             fired[work.name] = queue_waiting_steps(model, work, now, db)
         else:
             fired[work.name] = run_work(model, work.name, now=now)

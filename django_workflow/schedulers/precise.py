@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from .. import probes
 from ..conf import workflow_settings
+from ..events import WorkKind
 from ..firing import run_work
 from ..models import WorkflowLease
 from ..scheduling import due_at
@@ -44,7 +45,7 @@ class PreciseScheduler(Scheduler):
     floor = timedelta(seconds=1)
 
     def accepts(self, work: Work) -> bool:
-        if work.self_scheduled or work.kind == "step":
+        if work.self_scheduled or work.kind == WorkKind.STEP:
             return False
         return work.scheduler == self.name
 
