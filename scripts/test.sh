@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test command: lint, migrations, and the suite on
-# Python 3.11 + Django 5.2 LTS and Python 3.12 + Django 6.1, each on SQLite and PostgreSQL.
+# Python 3.11 + Django 5.2 LTS and Python 3.12 + Django 6.1, each on SQLite and PostgreSQL,
+# and the stop-and-crash tests once more on the Redis broker.
 # Installs what the tests need when missing: PostgreSQL, Redis, Chromium and chromedriver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,4 +46,11 @@ for venv in .venv .venv-py312; do
     echo "==> $($venv/bin/python -c 'import sys, django; print(f"Python {sys.version.split()[0]}, Django {django.__version__}")'), $database"
     WORKFLOW_TEST_DB=$database "$venv/bin/pytest" -q "$@"
   done
+done
+
+# django-q2's Redis broker keeps no receipts: a task killed there is gone, so the
+# stop-and-crash tests run again on it, where only the workflow's recovery helps.
+for database in sqlite postgres; do
+  echo "==> stops and crashes on the Redis broker, Python 3.12, $database"
+  WORKFLOW_BROKER=redis WORKFLOW_TEST_DB=$database .venv-py312/bin/pytest -q tests/test_interruptions.py
 done
