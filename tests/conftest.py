@@ -2,6 +2,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.moments import T
+
 
 @pytest.fixture
 def recruiter():
@@ -17,3 +19,10 @@ def outsider():
 def committed(django_capture_on_commit_callbacks):
     """Run the block's on-commit callbacks (signals, automatic steps) as a commit would."""
     return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def clock(time_machine):
+    """A stopped clock at ``tests.moments.T`` (a Monday, 09:00 UTC); move it with ``move_to``."""
+    time_machine.move_to(T, tick=False)
+    return time_machine

@@ -1,24 +1,18 @@
 """Deadlines: timeouts, every, anchors and firing semantics (docs/deadlines.md)."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from django_workflow.models import TransitionLog
 from django_workflow.scheduling import due_at
 from django_workflow.testing import advance_to_next_deadline, run_due_work
+from tests.moments import T
 from tests.testapp.models import Monitor, Proposal
 
 pytestmark = pytest.mark.django_db
 
-T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday
 SECOND = timedelta(seconds=1)
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T, tick=False)
-    return time_machine
 
 
 def at(clock, offset):

@@ -7,7 +7,7 @@ the queueing of what follows. Tasks go to django-q2's ORM broker here, so a
 queued automatic step is seen queued, not run inline.
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.db import transaction
@@ -18,16 +18,10 @@ from django_workflow.engine import run_step
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed, work_fired
+from tests.moments import T
 from tests.testapp.models import Batch, Candidate, Decision, Escalation, Order, Proposal
 
-T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 queued_on_the_broker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T, tick=False)
-    return time_machine
 
 
 @pytest.fixture

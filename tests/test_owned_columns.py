@@ -1,24 +1,17 @@
 """The workflow owns its columns: ``save()`` never writes the step, the entry instant
 or a fired column (docs/transitions.md)."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from django_workflow import DirectStepChange
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
+from tests.moments import T
 from tests.testapp.models import Order, Proposal
 
 pytestmark = pytest.mark.django_db
-
-T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T, tick=False)
-    return time_machine
 
 
 def test_a_stale_instance_saved_after_the_record_moved_keeps_the_new_step(clock):

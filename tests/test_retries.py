@@ -1,6 +1,6 @@
 """Retry budgets, backoff, exhaustion and halting (docs/worker.md)."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -10,17 +10,10 @@ from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.retrying import backoff, start_attempt
 from django_workflow.signals import work_failed, work_halted
 from django_workflow.testing import run_due_work
+from tests.moments import T
 from tests.testapp.models import STOP_WORDS, Candidate, Monitor, Sync
 
 pytestmark = pytest.mark.django_db
-
-T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T, tick=False)
-    return time_machine
 
 
 def log(record, trigger):

@@ -2,18 +2,17 @@
 
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.precise import Lease, Timeline
+from tests.moments import T
 from tests.testapp.models import Alarm
 
 pytestmark = pytest.mark.django_db
-
-T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """History, state_at, undo and redo, and every refusal (docs/history-and-undo.md)."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -8,18 +8,12 @@ from django.contrib.auth.models import User
 
 from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from django_workflow.models import TransitionLog
+from tests.moments import T
 from tests.testapp.models import Candidate, Decision, Draft
 
 pytestmark = pytest.mark.django_db
 
-T = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 ada = SimpleNamespace(name="ada")
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T, tick=False)
-    return time_machine
 
 
 def refusal(record, actor=None):
