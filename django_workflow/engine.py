@@ -20,7 +20,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from django.db import connections, models, router, transaction
+from django.db import connections, router, transaction
 from django.db.models import Q
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
@@ -138,6 +138,25 @@ def _update_returning(model: Any, claim: Any, changes: dict[str, Any], db: str) 
         return [pk.to_python(row[0]) for row in cursor.fetchall()]
 
 
+#: Owned columns the engine lets the next ``save()`` of an instance write (a firing's).
+GRANTED = "_workflow_granted"
+
+
+def create_record(
+    record: Any, save: Callable[..., None], args: Any, fields: Any, kwargs: Any
+) -> None:
+    """``save()`` that inserts: the record enters its initial step, logged and announced.
+
+    An instance given the key of an existing row is inserted, never updated:
+    updating would rewind that record to the initial step.
+    """
+    if record.pk is not None and not kwargs.get("force_update"):
+        kwargs = {**kwargs, "force_insert": True}
+    save(*args, update_fields=fields, **kwargs)
+    rearming.remember(record)
+    records_created([record], using=record._state.db)
+
+
 def save_record(
     record: Any, save: Callable[..., None], args: Any, fields: Any, kwargs: Any
 ) -> None:
@@ -147,13 +166,13 @@ def save_record(
     re-arms its action timeouts, guarded by the step the instance was loaded in.
     """
     workflow: CompiledWorkflow = type(record).workflow
-    loaded = rearming.loaded_step(record)
+    db = kwargs.get("using") or database(record)
+    loaded = _loaded_step(record, db)
     step = getattr(record, workflow.state_attribute)
     if loaded is not None and step != loaded:
         raise DirectStepChange(record, loaded, step)
     rearmed = rearming.moved_anchors(record)
-    fields = _own_fields(record, fields)
-    db = kwargs.get("using") or database(record)
+    fields = [*_own_fields(record, fields), *record.__dict__.pop(GRANTED, ())]
     with transaction.atomic(using=db):
         if fields:
             save(*args, update_fields=fields, **kwargs)
@@ -163,6 +182,16 @@ def save_record(
     for column in rearmed:
         setattr(record, column, None)
     rearming.remember(record)
+
+
+def _loaded_step(record: Any, db: str) -> str | None:
+    """The step the instance was loaded in; read again when it was deferred, then assigned."""
+    loaded = rearming.loaded_step(record)
+    attribute = type(record).workflow.state_attribute
+    if loaded is None and attribute in record.__dict__:
+        rows = type(record)._base_manager.using(db).filter(pk=record.pk)
+        loaded = rows.values_list(attribute, flat=True).first()
+    return loaded
 
 
 def _own_fields(record: Any, fields: Iterable[str] | None) -> list[str]:
@@ -224,30 +253,50 @@ def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> 
     if claim is None:
         return None
     in_round = rows.filter(**{STATE_ENTERED_AT: entered})
-    if claim.failure is not None:  # interrupted too often, or past its time limit
-        return _fail_attempt(in_round, pk, work, claim.number, claim.failure, db)
+    settled = False
+    try:
+        if claim.failure is not None:  # interrupted too often, or past its time limit
+            target = _fail_attempt(in_round, pk, work, claim.number, claim.failure, db)
+        else:
+            target = _run_action(in_round, pk, work, claim.number, db)
+        settled = True
+        return target
+    finally:
+        if not settled:  # stopped, or the failure could not be recorded: not spent
+            _release(model, pk, work, db)
+
+
+def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | None:
+    """The action, the route and the move in one transaction; a failure spends the attempt."""
+    model, step = rows.model, work.step
+    workflow: CompiledWorkflow = model.workflow
     try:
         with transaction.atomic(using=db):
-            record = in_round.select_for_update().first()
+            record = rows.select_for_update().first()
             if record is None:
                 retrying.forget(model, pk, work, db)
                 return None
-            getattr(record, declared.action)()
-            target = choose_route(declared.routes, record, db)
+            entered = getattr(record, STATE_ENTERED_AT)
+            getattr(record, work.action)()
+            target = choose_route(workflow.steps[step].routes, record, db)
             if target is None:
-                raise NoRouteMatched(record, declared.action, step)
+                raise NoRouteMatched(record, work.action, step)
             record.save()
             retrying.forget(model, pk, work, db)
             guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
-            event = Event(step, target, declared.action, Trigger.AUTOMATIC, attempt=claim.number)
+            event = Event(step, target, work.action, Trigger.AUTOMATIC, attempt=attempt)
             move(record, guard, entry_changes(workflow, target, timezone.now()), event)
         return target
     except ACTION_FAILURES as error:
-        logger.exception("%s %s: action %r failed", model.__name__, pk, declared.action)
-        return _fail_attempt(in_round, pk, work, claim.number, error, db)
-    except BaseException:
-        retrying.release(model, pk, work, db)  # stopped or interrupted: not spent
-        raise
+        logger.exception("%s %s: action %r failed", model.__name__, pk, work.action)
+        return _fail_attempt(rows, pk, work, attempt, error, db)
+
+
+def _release(model: Any, pk: Any, work: Work, db: str) -> None:
+    try:
+        retrying.release(model, pk, work, db)
+    except Exception:  # the heartbeat expires it in time all the same
+        logger.exception("%s %s: could not release %s", model.__name__, pk, work.name)
 
 
 def _fail_attempt(
@@ -335,7 +384,7 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
             if due is None or due > now:
                 return False
             getattr(record, work.action)()
-            _save_fired(record, work, now, db)
+            _save_fired(record, work, now)
             log_event(record, Event(work.step, work.step, work.log_name, Trigger.TIMEOUT))
             if attempt_row is not None:
                 retrying.forget(model, pk, work, db)
@@ -350,24 +399,17 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
         return False
 
 
-def _save_fired(record: Any, work: Work, now: datetime, db: str) -> None:
-    """Save what the action set, with the fired columns, in one UPDATE.
+def _save_fired(record: Any, work: Work, now: datetime) -> None:
+    """Save what the action set (through ``save()``) with the fired columns, in one UPDATE.
 
     A fired column whose anchor the action moved later stays clear: a new round began.
     """
-    workflow: CompiledWorkflow = type(record).workflow
-    loaded = rearming.loaded_step(record)
-    if loaded is not None and getattr(record, workflow.state_attribute) != loaded:
-        raise DirectStepChange(record, loaded, getattr(record, workflow.state_attribute))
     rearmed = set(rearming.moved_anchors(record))
     fired = [c for c in work.fired_together or (work.last_fired_field,) if c not in rearmed]
     for column in fired:
         setattr(record, column, now)
-    for column in rearmed:
-        setattr(record, column, None)
-    fields = [*_own_fields(record, None), *fired, *rearmed]
-    models.Model.save(record, using=db, update_fields=fields)
-    rearming.remember(record)
+    setattr(record, GRANTED, fired)
+    record.save()
 
 
 # Creation -------------------------------------------------------------------

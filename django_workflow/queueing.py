@@ -79,14 +79,19 @@ def _time_limit_raises_our_error() -> None:
 _busy = threading.Event()
 
 
+_parent: list[int] = []
+
+
 def stop_gently(sender: Any = None, **kwargs: Any) -> None:
     """``post_spawn`` receiver: SIGTERM lets the running task finish instead of killing it.
 
-    A whole process group gets SIGTERM on a deploy (systemd, Kubernetes): an
-    idle worker exits at once, a busy one claims nothing more and exits after
-    its task. ``workflow_worker`` kills what is left after ``SHUTDOWN_GRACE``.
+    A stop (``workflow_worker`` stopping, or a whole process group told to
+    stop by systemd or Kubernetes) reaches every django-q2 process: an idle
+    worker exits at once, a busy one claims nothing more and exits after its
+    task. ``workflow_worker`` kills what is left after ``SHUTDOWN_GRACE``.
     """
     if os.environ.get(NODE_VARIABLE):
+        _parent[:] = [os.getppid()]
         signal.signal(signal.SIGTERM, _on_sigterm)
 
 
@@ -94,6 +99,14 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     stopping.request()
     if not _busy.is_set():
         raise SystemExit(0)
+    threading.Timer(1.0, _exit_unless_stopping).start()
+
+
+def _exit_unless_stopping() -> None:
+    # A stop ends the sentinel too. A sentinel still alive sent the SIGTERM itself: its
+    # guard ends a worker stuck past its timeout, which must not outlive the signal.
+    if _parent and os.getppid() == _parent[0]:
+        os._exit(1)
 
 
 def task_started(sender: Any = None, **kwargs: Any) -> None:

@@ -43,14 +43,21 @@ def _referenced(expression: Any) -> set[str]:
     return names
 
 
-def remember(record: Any) -> None:
-    """Note the step and the anchor values the instance holds now (deferred fields left out)."""
+def remember(record: Any, fields: Any = None) -> None:
+    """Note the step and the anchor values the instance holds now (deferred fields left out).
+
+    With ``fields`` (a partial ``refresh_from_db``), only those are noted again.
+    """
     workflow = type(record).workflow
     if workflow is None:
         return
     values = record.__dict__
     names = {workflow.state_attribute, *_watched(type(record))}
-    setattr(record, LOADED, {name: values[name] for name in names if name in values})
+    snapshot = {name: values[name] for name in names if name in values}
+    if fields is not None and LOADED in values:
+        refreshed = {record._meta.get_field(f).attname for f in fields}
+        snapshot = {**values[LOADED], **{k: v for k, v in snapshot.items() if k in refreshed}}
+    setattr(record, LOADED, snapshot)
 
 
 def loaded_step(record: Any) -> str | None:

@@ -22,49 +22,69 @@ from .conf import workflow_settings
 from .events import WorkKind
 from .models import WorkAttempt
 from .queueing import enqueue_step
-from .retrying import RECOVERING, lease
+from .retrying import RECOVERING, lease, running
 
 logger = logging.getLogger("django_workflow")
 
 
-def _running() -> Any:
-    return WorkAttempt.objects.filter(running_since__isnull=False)
-
-
 def renew(node: str, now: datetime | None = None) -> int:
-    """Keep this node's running attempts alive; release those whose process is gone."""
+    """Keep this node's running attempts alive; expire those whose process is gone.
+
+    An attempt past its step's time limit is not renewed: its process hangs
+    where the limit could not interrupt it, and the attempt counts as spent.
+    """
     now = now or timezone.now()
-    mine = _running().filter(holder=node)
-    dead = [pk for pk, pid in mine.values_list("pk", "pid") if not process_alive(pid)]
-    if dead:
-        mine.filter(pk__in=dead).update(alive_until=now)
-    return mine.exclude(pk__in=dead).update(alive_until=now + lease(None), seen_at=now)
+    mine = running(WorkAttempt.objects.filter(holder=node))
+    over = [row.pk for row in mine.select_related("content_type") if _over(row, now)]
+    if over:
+        mine.filter(pk__in=over).update(alive_until=now)
+    return mine.exclude(pk__in=over).update(alive_until=now + lease(None), seen_at=now)
 
 
-def release(node: str, now: datetime | None = None) -> int:
-    """This node stops: its running attempts are recovered at once, by whichever worker."""
+def _over(row: WorkAttempt, now: datetime) -> bool:
+    if not process_alive(row.pid):
+        return True
+    work = _step_work(row.content_type.model_class(), row.work)
+    return (
+        work is not None
+        and work.time_limit is not None
+        and (now > row.running_since + work.time_limit + lease(None))
+    )
+
+
+def hand_over(node: str, now: datetime | None = None) -> int:
+    """This node stops: its unfinished attempts expire and are queued again at once."""
     now = now or timezone.now()
-    _running().filter(holder=node).update(alive_until=now)
+    running(WorkAttempt.objects.filter(holder=node)).update(alive_until=now)
     return recover(now + timedelta(microseconds=1))
 
 
 def recover(now: datetime | None = None) -> int:
-    """Queue again every automatic step whose running attempt expired; return how many."""
+    """Queue again every automatic step whose running attempt expired; return how many.
+
+    Each expired attempt is claimed with a conditional UPDATE first, so two
+    heartbeats never queue one twice, and a run that has just taken the
+    attempt over keeps it. The claim lasts ``RECOVERY_AFTER``: a queued run
+    that got lost on the way is queued again after that.
+    """
     now = now or timezone.now()
-    expired = _running().filter(alive_until__lt=now).exclude(holder=RECOVERING)
-    queued = []
-    for row in expired.select_related("content_type"):
+    window = now + timedelta(seconds=workflow_settings.RECOVERY_AFTER)
+    queued = 0
+    for row in running(WorkAttempt.objects.filter(alive_until__lt=now)).select_related(
+        "content_type"
+    ):
         model = row.content_type.model_class()
         work = _step_work(model, row.work)
-        if work is not None:
-            enqueue_step(model._meta.label, _pk(model, row.object_id), work.step, work.queue)
-            queued.append(row.pk)
-    # Marked, so the next sweeps do not queue it again while the queued run is on its way.
-    recovery_window = now + timedelta(seconds=workflow_settings.RECOVERY_AFTER)
-    WorkAttempt.objects.filter(pk__in=queued).update(holder=RECOVERING, alive_until=recovery_window)
+        claim = WorkAttempt.objects.filter(
+            pk=row.pk, holder=row.holder, alive_until=row.alive_until
+        )
+        if work is None or not claim.update(holder=RECOVERING, alive_until=window):
+            continue
+        enqueue_step(model._meta.label, _pk(model, row.object_id), work.step, work.queue)
+        queued += 1
     if queued:
-        logger.warning("recovered %d interrupted attempt(s)", len(queued))
-    return len(queued)
+        logger.warning("recovered %d interrupted attempt(s)", queued)
+    return queued
 
 
 def _step_work(model: Any, name: str) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
-from django.db.models import F
+from django.utils import timezone
 
 from .conf import workflow_settings
 from .declaration import Retry
@@ -78,8 +78,13 @@ def rows(model: Any, db: str) -> Any:
 def start_attempt(
     model: Any, pk: Any, work: Any, round_key: datetime, now: datetime, db: str
 ) -> Claim | None:
-    """Mark the next attempt running, committed; ``None`` when none may start now."""
+    """Mark the next attempt running, committed; ``None`` when none may start now.
+
+    ``now`` is the instant the caller works at (rounds and backoff); the lease
+    is kept on the clock, however long the caller has been running.
+    """
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    clock = timezone.now()
     with transaction.atomic(using=db):
         row, _ = (
             rows(model, db)
@@ -94,10 +99,10 @@ def start_attempt(
         if row.round_key != round_key:
             _new_round(row, round_key)
         if row.running_since is not None:
-            alive = row.alive_until is not None and row.alive_until > now
+            alive = row.alive_until is not None and row.alive_until > clock
             if alive and row.holder != RECOVERING:
                 return None  # running elsewhere
-            failure = _interrupted(row, work, now)
+            failure = _interrupted(row, work)
             if failure is not None:
                 row.save(using=db)
                 return Claim(row.attempts + 1, failure)
@@ -105,8 +110,8 @@ def start_attempt(
             row.save(using=db)
             return None
         row.holder, row.pid = holder(), os.getpid()
-        row.running_since = row.seen_at = now
-        row.alive_until = now + lease(work.time_limit)
+        row.running_since = row.seen_at = clock
+        row.alive_until = clock + lease(work.time_limit)
         row.save(using=db)
         return Claim(row.attempts + 1)
 
@@ -117,36 +122,44 @@ def _new_round(row: WorkAttempt, round_key: datetime) -> None:
     _stop_running(row)
 
 
+#: The attempt row of work that is not running.
+NOT_RUNNING = {
+    "holder": "",
+    "pid": None,
+    "running_since": None,
+    "seen_at": None,
+    "alive_until": None,
+}
+
+
 def _stop_running(row: WorkAttempt) -> None:
-    row.holder, row.pid = "", None
-    row.running_since = row.seen_at = row.alive_until = None
+    for name, value in NOT_RUNNING.items():
+        setattr(row, name, value)
 
 
-def _interrupted(row: WorkAttempt, work: Any, now: datetime) -> BaseException | None:
-    """Count an attempt whose worker died; the failure it amounts to, if any."""
+def _interrupted(row: WorkAttempt, work: Any) -> BaseException | None:
+    """Count an attempt whose worker stopped or died; the failure it amounts to, if any."""
     started, seen = row.running_since, row.seen_at
     _stop_running(row)
     if work.time_limit is not None and seen is not None and seen >= started + work.time_limit:
+        row.interruptions = 0
         return TimeLimitExceeded(f"the attempt ran past its time limit ({work.time_limit})")
     row.interruptions += 1
     if row.interruptions >= POISON_PILL:
-        return PoisonPill(f"the attempt was interrupted {row.interruptions} times (poison pill)")
+        count, row.interruptions = row.interruptions, 0
+        return PoisonPill(f"the attempt was interrupted {count} times (poison pill)")
     return None
 
 
 def release(model: Any, pk: Any, work: Any, db: str) -> None:
-    """This process stops running the attempt without finishing it: not spent."""
-    _running(rows(model, db).filter(object_id=str(pk), work=work.name)).update(
-        holder="",
-        pid=None,
-        running_since=None,
-        seen_at=None,
-        alive_until=None,
-        interruptions=F("interruptions") + 1,
-    )
+    """This process gives up the attempt unfinished: it expires now, for another run to take
+    over (as an interruption, not a spent attempt)."""
+    held = running(rows(model, db)).filter(object_id=str(pk), work=work.name, pid=os.getpid())
+    held.update(alive_until=timezone.now())
 
 
-def _running(attempts: Any) -> Any:
+def running(attempts: Any) -> Any:
+    """The attempts in ``attempts`` that some worker runs now (or ran until it died)."""
     return attempts.filter(running_since__isnull=False)
 
 
@@ -191,11 +204,7 @@ def record_failure(
             "retry_at": retry_at,
             "halted": retry_at is None,
             "last_error": error,
-            "holder": "",
-            "pid": None,
-            "running_since": None,
-            "seen_at": None,
-            "alive_until": None,
+            **NOT_RUNNING,
         },
     )
 

@@ -26,7 +26,7 @@ from django.db import connections
 
 from . import stopping
 from .conf import workflow_settings
-from .recovery import Heartbeat, process_alive, release
+from .recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
 from .schedulers.precise import PreciseScheduler, Timeline
 
@@ -93,35 +93,30 @@ class Supervisor:
                 self.stop.set()
 
     def _shut_down(self, clusters: list[Any]) -> None:
-        """Let running tasks finish within the grace; kill and release what is left."""
+        """Let running tasks finish within the grace; kill and release what is left.
+
+        Every django-q2 process gets SIGTERM, as from a process-group stop: the
+        sentinels, pushers and monitors end at once, so nothing new is pulled
+        from the broker; an idle worker exits, a busy one after its task.
+        """
         grace = workflow_settings.SHUTDOWN_GRACE
         self.say(f"stopping: running tasks may finish for {grace} s")
-        stoppers = [
-            threading.Thread(target=_stop_cluster, args=(cluster,), daemon=True)
-            for cluster in clusters
-        ]
-        for stopper in stoppers:
-            stopper.start()
-        deadline = time.monotonic() + grace
         sentinels = {cluster.sentinel.pid for cluster in clusters}
+        for pid in _descendants(sentinels):
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
         while _descendants(sentinels) and time.monotonic() < deadline:
             time.sleep(0.1)
         left = _descendants(sentinels)
         for pid in left:
-            _kill(pid)
+            _signal(pid, signal.SIGKILL)
         if left:
             self.say(f"killed {len(left)} process(es) still running after {grace} s")
-        for stopper in stoppers:
-            stopper.join(timeout=5)
-        released = release(self.node)
+        for cluster in clusters:
+            cluster.sentinel.join(timeout=5)
+        released = hand_over(self.node)
         if released:
             self.say(f"released {released} unfinished attempt(s) for another worker")
-
-
-def _stop_cluster(cluster: Any) -> None:
-    # A sentinel ended by a process-group SIGTERM cannot be stopped: waiting on it would hang.
-    if cluster.sentinel.is_alive():
-        cluster.stop()
 
 
 def _adopt_orphans() -> None:
@@ -164,6 +159,6 @@ def _reaped(pid: int) -> bool:
     return done == pid
 
 
-def _kill(pid: int) -> None:
+def _signal(pid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signum)

@@ -56,14 +56,12 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
 
         Raises ``DirectStepChange`` (and writes nothing) when the step was assigned directly.
         """
-        if type(self).workflow is None or self._state.adding:
-            adding = self._state.adding
+        if type(self).workflow is None:
             super().save(*args, update_fields=update_fields, **kwargs)
-            rearming.remember(self)
-            if adding and type(self).workflow is not None:
-                engine.records_created([self], using=self._state.db)
-            return
-        engine.save_record(self, super().save, args, update_fields, kwargs)
+        elif self._state.adding or self.pk is None or kwargs.get("force_insert"):
+            engine.create_record(self, super().save, args, update_fields, kwargs)
+        else:
+            engine.save_record(self, super().save, args, update_fields, kwargs)
 
     @classmethod
     def from_db(cls, db: Any, field_names: Any, values: Any, **kwargs: Any) -> WorkflowModel:
@@ -71,9 +69,9 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         rearming.remember(instance)
         return instance
 
-    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
-        super().refresh_from_db(*args, **kwargs)
-        rearming.remember(self)
+    def refresh_from_db(self, using: Any = None, fields: Any = None, **kwargs: Any) -> None:
+        super().refresh_from_db(using=using, fields=fields, **kwargs)
+        rearming.remember(self, fields)
 
     def transition(
         self, name: str, actor: Any = None, *, authorize: bool = True, **accepted: Any
