@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import transaction
+from django.db.models.signals import post_save
 from django.test import override_settings
 from django_q.models import OrmQ
 
@@ -19,7 +20,15 @@ from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed, work_fired
 from tests.moments import T
-from tests.testapp.models import Batch, Candidate, Decision, Escalation, Order, Proposal
+from tests.testapp.models import (
+    Batch,
+    Candidate,
+    Decision,
+    Escalation,
+    Order,
+    Proposal,
+    SideEffect,
+)
 
 queued_on_the_broker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
 
@@ -163,3 +172,23 @@ def test_bulk_moves_log_each_record(clock):
     clock.move_to(T + timedelta(days=2), tick=False)
     assert run_work(Batch, "timeout:waiting.expire") == 3
     assert all(logged(b)[-1] == ("timeout", "waiting", "expired") for b in batches)
+
+
+def test_action_timeouts_commit_record_by_record_so_a_crash_repeats_only_the_one_in_flight(clock):
+    Batch.objects.bulk_create([Batch() for _ in range(5)])
+    clock.move_to(T + timedelta(days=1), tick=False)
+
+    def crash_on_the_third(sender, instance, created, **kwargs):
+        if SideEffect.objects.count() == 3:
+            raise KeyboardInterrupt  # the worker dies mid-action
+
+    post_save.connect(crash_on_the_third, sender=SideEffect)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_work(Batch, "timeout:waiting.ping")
+    finally:
+        post_save.disconnect(crash_on_the_third, sender=SideEffect)
+    assert SideEffect.objects.count() == 2  # the third rolled back with its fired column
+    assert Batch.objects.filter(waiting_ping_fired_at__isnull=False).count() == 2
+    assert run_work(Batch, "timeout:waiting.ping") == 3  # the next poll fires the rest once
+    assert SideEffect.objects.count() == 5

@@ -4,12 +4,13 @@ or a fired column (docs/transitions.md)."""
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError, transaction
 
 from django_workflow import DirectStepChange
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from tests.moments import T
-from tests.testapp.models import Order, Proposal
+from tests.testapp.models import PROPOSAL_SAVES, Order, Proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -40,11 +41,67 @@ def test_assigning_a_step_and_saving_raises_and_writes_nothing():
     assert (stored.status, stored.fail_at) == ("draft", "")
 
 
-def test_saving_with_update_fields_of_the_step_writes_nothing_of_it():
+def test_a_stale_save_naming_the_step_in_update_fields_writes_nothing_of_it(clock):
+    stale = Order.objects.create()
+    clock.move_to(T + timedelta(hours=1), tick=False)
+    Order.objects.get(pk=stale.pk).place()
+    stale.fail_at = "ship"
+    stale.save(update_fields=["status", "state_entered_at", "fail_at"])
+    stored = Order.objects.get(pk=stale.pk)
+    assert (stored.status, stored.state_entered_at, stored.fail_at) == (
+        "charge",
+        T + timedelta(hours=1),
+        "ship",
+    )
+
+
+def test_a_new_instance_with_the_key_of_an_existing_record_does_not_overwrite_it():
     order = Order.objects.create()
-    Order.objects.filter(pk=order.pk).update(fail_at="ship")
-    order.save(update_fields=["status", "state_entered_at"])
-    assert Order.objects.get(pk=order.pk).fail_at == "ship"
+    Order.objects.get(pk=order.pk).place()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Order(pk=order.pk, fail_at="pack").save()
+    assert Order.objects.get(pk=order.pk).status == "charge"
+    assert (
+        TransitionLog.objects.filter(object_id=str(order.pk), triggered_by="initial").count() == 1
+    )
+
+
+def test_a_copy_saved_with_no_key_is_a_new_record_in_the_initial_step():
+    order = Order.objects.create()
+    Order.objects.get(pk=order.pk).place()
+    copy = Order.objects.get(pk=order.pk)
+    copy.pk = None
+    copy.save()
+    assert copy.pk != order.pk
+    assert Order.objects.get(pk=copy.pk).status == "draft"
+    assert Order.objects.get(pk=order.pk).status == "charge"
+
+
+def test_a_step_assigned_after_a_deferred_load_is_refused():
+    order = Order.objects.create()
+    partial = Order.objects.only("fail_at").get(pk=order.pk)
+    partial.status = "shipped"
+    with pytest.raises(DirectStepChange):
+        partial.save()
+    assert Order.objects.get(pk=order.pk).status == "draft"
+
+
+def test_a_partial_refresh_keeps_the_step_the_instance_was_loaded_in():
+    order = Order.objects.create()
+    order.status = "shipped"
+    order.refresh_from_db(fields=["fail_at"])
+    with pytest.raises(DirectStepChange):
+        order.save()
+
+
+def test_a_firing_goes_through_the_models_own_save(clock):
+    proposal = Proposal.objects.create()
+    PROPOSAL_SAVES.clear()
+    clock.move_to(T + timedelta(days=2), tick=False)
+    assert run_work(Proposal, "timeout:review.reminder") == 1
+    assert [proposal.pk] == PROPOSAL_SAVES
+    stored = Proposal.objects.get(pk=proposal.pk)
+    assert (stored.reminders, stored.review_reminder_fired_at) == (1, T + timedelta(days=2))
 
 
 def test_a_stale_save_does_not_clear_a_fired_column(clock):

@@ -226,6 +226,9 @@ class CandidateProxy(Candidate):
         proxy = True
 
 
+PROPOSAL_SAVES = []
+
+
 class Proposal(WorkflowModel):
     """Deadlines of every kind in one manual step."""
 
@@ -256,6 +259,10 @@ class Proposal(WorkflowModel):
         )
         approved = Step()
         escalated = Step(Transition("approve", to="approved"))
+
+    def save(self, *args, **kwargs):
+        PROPOSAL_SAVES.append(self.pk)  # a project's own save(), which firings go through
+        super().save(*args, **kwargs)
 
     def remind(self):
         self.reminders += 1
