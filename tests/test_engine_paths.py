@@ -19,6 +19,7 @@ from django_workflow.engine import run_step
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed, work_fired
+from django_workflow.testing import run_due_work
 from tests.moments import T
 from tests.testapp.models import (
     Batch,
@@ -192,3 +193,13 @@ def test_action_timeouts_commit_record_by_record_so_a_crash_repeats_only_the_one
     assert Batch.objects.filter(waiting_ping_fired_at__isnull=False).count() == 2
     assert run_work(Batch, "timeout:waiting.ping") == 3  # the next poll fires the rest once
     assert SideEffect.objects.count() == 5
+
+
+def test_a_record_in_a_step_no_longer_declared_is_skipped_by_every_path(clock):
+    proposal = Proposal.objects.create()
+    Proposal.objects.filter(pk=proposal.pk).update(state="retired_step")
+    clock.move_to(T + timedelta(days=30), tick=False)
+    assert run_due_work() == {}
+    stranded = Proposal.objects.get(pk=proposal.pk)
+    assert (stranded.pending_deadlines(), stranded.available_actions()) == ([], [])
+    assert run_step(Proposal, proposal.pk, "retired_step") is None
