@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from . import rearming, retrying
+from . import probes, rearming, retrying
 from .columns import STATE_ENTERED_AT
 from .compiled import CompiledWorkflow
 from .declaration import Route
@@ -173,7 +173,7 @@ def save_record(
         raise DirectStepChange(record, loaded, step)
     rearmed = rearming.moved_anchors(record)
     fields = [*_own_fields(record, fields), *record.__dict__.pop(GRANTED, ())]
-    with transaction.atomic(using=db):
+    with transaction.atomic(using=db, savepoint=False):  # a firing's transaction is enough
         if fields:
             save(*args, update_fields=fields, **kwargs)
         if rearmed and loaded is not None:
@@ -378,8 +378,7 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
     record = due = None
     try:
         with transaction.atomic(using=db):
-            claim = model.workflow.queryset(db).select_for_update(skip_locked=True)
-            record = next(iter(claim.filter(pk=pk)), None)
+            record = probes.locked(model, pk, db)
             due = due_at(work, record, now) if record is not None else None
             if due is None or due > now:
                 return False

@@ -1,4 +1,5 @@
-"""Asking "is anything due?" for several units of work in one query.
+"""The hot queries, compiled once: "is anything due?" for several units of work in one
+query, and locking one record by its key.
 
 Each work contributes a scalar subquery (``SELECT pk … WHERE match ORDER BY
 anchor LIMIT 1``) served by its own index, and one ``SELECT`` carries them
@@ -30,13 +31,26 @@ from .conf import workflow_settings
 from .work import Work
 
 _SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
-_compiled: dict[tuple[Any, tuple[str, ...], str], tuple[str, list[Any]]] = {}
+_compiled: dict[tuple[Any, Any, str], tuple[str, list[Any]]] = {}
 
 
 def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
     """The records ``work`` selects at ``now``, in anchor order (PostgreSQL's planner needs it)."""
     rows = model.workflow.queryset(db).filter(work.match(now))
     return rows.order_by(work.anchor)
+
+
+def locked(model: Any, pk: Any, db: str) -> Any:
+    """The record ``pk`` locked for the caller's transaction; ``None`` when another
+    transaction holds it (PostgreSQL) or it is gone. The SQL is compiled once per model."""
+    key = (model, "locked", db)
+    if key not in _compiled:
+        rows = model._base_manager.db_manager(db).select_for_update(skip_locked=True)
+        sql, _params = rows.filter(pk=0).query.sql_with_params()
+        _compiled[key] = (sql, [])
+    connection = connections[db]
+    value = model._meta.pk.get_db_prep_value(model._meta.pk.to_python(pk), connection)
+    return next(iter(model._base_manager.db_manager(db).raw(_compiled[key][0], [value])), None)
 
 
 def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -40,20 +41,26 @@ def due_at(work: Work, record: Any, now: datetime | None = None) -> datetime | N
     anchor = anchor_value(record, work.deadline.field)
     if anchor is None or work.deadline.fire_after is None:
         return anchor
-    return add_duration(anchor, work.deadline.fire_after, zone_of(record), calendar_of(record))
+    return _later_by(record, anchor, work.deadline.fire_after)
 
 
 def _every_due(work: Work, record: Any, now: datetime) -> datetime | None:
     entered = getattr(record, STATE_ENTERED_AT)
     last = getattr(record, work.last_fired_field)
     since = entered if last is None else max(last, entered)
-    zone, calendar = zone_of(record), calendar_of(record)
-    due = add_duration(since, work.deadline.fire_after, zone, calendar)
+    due = _later_by(record, since, work.deadline.fire_after)
     if work.until is not None:
-        until = add_duration(entered, work.until, zone, calendar)
+        until = _later_by(record, entered, work.until)
         if due >= until or now >= until:
             return None
     return due
+
+
+def _later_by(record: Any, instant: datetime, duration: Any) -> datetime:
+    """``instant`` plus ``duration``; the record's zone and holidays only for business days."""
+    if isinstance(duration, timedelta):
+        return instant + duration
+    return add_duration(instant, duration, zone_of(record), calendar_of(record))
 
 
 def pending_deadlines(record: Any) -> list[PendingDeadline]:
@@ -86,8 +93,13 @@ def calendar_of(record: Any) -> Any:
     """The record's holidays: the option itself, or what the named model method returns."""
     spec = type(record).workflow.holidays
     if isinstance(spec, str):
-        spec = getattr(record, spec)()
-    return holiday_calendar(spec)
+        return holiday_calendar(getattr(record, spec)())
+    return _workflow_calendar(type(record))
+
+
+@cache
+def _workflow_calendar(model: Any) -> Any:
+    return holiday_calendar(model.workflow.holidays)
 
 
 def anchor_value(record: Any, name: str) -> datetime | None:
