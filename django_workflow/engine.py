@@ -515,8 +515,10 @@ def _announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None
             actor=event.actor,
         )
         transaction.on_commit(signal, using=db)
-    follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
-    transaction.on_commit(follow_up, using=db)
+    step = model.workflow.steps.get(event.to_state)
+    if step is not None and step.is_automatic:  # work follows the entry: the transport queues it
+        follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
+        transaction.on_commit(follow_up, using=db)
 
 
 def _log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:

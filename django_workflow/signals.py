@@ -20,6 +20,6 @@ work_failed = Signal()
 #: ``sender``, ``pk``, ``work``, ``attempt`` and ``error``.
 work_halted = Signal()
 
-#: Internal: sent after commit whenever a record entered a step (``sender``,
-#: ``pk``, ``step``), so the transport can queue what the step runs.
+#: Internal: sent after commit when a record entered a step that runs work
+#: (``sender``, ``pk``, ``step``), so the transport can queue it.
 entered_step = Signal()
