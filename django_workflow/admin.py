@@ -95,6 +95,7 @@ class WorkflowAdminMixin:
         if declared is None:  # left behind by a changed declaration: shown, never moved
             return self._stranded_panel(request, record, step)
         accepts = {t.name: t.accept for t in declared.transitions}
+        may_change = self.has_change_permission(request, record)
         actions = [
             {
                 "name": name,
@@ -102,7 +103,7 @@ class WorkflowAdminMixin:
                 "url": self._workflow_url(record, "transition", name),
                 "asks": bool(accepts.get(name)),
             }
-            for name in record.available_actions(request.user)
+            for name in (record.available_actions(request.user) if may_change else [])
         ]
         history = self._workflow_history(request, record)
         return {
@@ -110,7 +111,7 @@ class WorkflowAdminMixin:
             "kind": declared.kind,
             "actions": actions,
             "undo_url": self._workflow_url(record, "undo")
-            if can_undo(record, request.user)
+            if may_change and can_undo(record, request.user)
             else "",
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [_describe(deadline) for deadline in record.pending_deadlines()],
@@ -197,7 +198,7 @@ class WorkflowAdminMixin:
         record = self.get_object(request, unquote(object_id))
         if record is None:
             raise Http404
-        if not self.has_view_or_change_permission(request, record):
+        if not self.has_change_permission(request, record):  # moving a record changes it
             raise PermissionDenied
         return record
 

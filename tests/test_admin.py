@@ -183,3 +183,37 @@ def test_a_record_in_a_step_no_longer_declared_shows_a_warning_and_no_buttons(ad
     response = admin_client.post(action_url(decision, "approve"))
     assert Decision.objects.get(pk=decision.pk).state == "retired_step"
     assert response.status_code in (302, 403)
+
+
+@pytest.fixture
+def decision_viewer(client):
+    """A staff user who may view decisions, without change_decision; no policy guards them."""
+    user = User.objects.create_user("looker", password="pw", is_staff=True)
+    user.user_permissions.add(
+        Permission.objects.get(codename="view_decision", content_type__app_label="testapp")
+    )
+    client.force_login(user)
+    return user
+
+
+def test_view_only_staff_see_no_buttons_and_cannot_move_a_record(client, decision_viewer):
+    decision = Decision.objects.create()
+    page = client.get(change_url(decision))
+    assert page.status_code == 200
+    assert (page.context["workflow"]["actions"], page.context["workflow"]["undo_url"]) == ([], "")
+    assert "data-transition" not in page.content.decode()
+    assert client.post(action_url(decision, "reject")).status_code == 403
+    assert client.get(action_url(decision, "approve")).status_code == 403  # the form, too
+    assert client.post(f"/admin/testapp/decision/{decision.pk}/workflow/undo/").status_code == 403
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+    assert TransitionLog.objects.filter(object_id=str(decision.pk)).count() == 1  # initial only
+
+
+def test_a_transition_post_needs_the_csrf_token(admin_user):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    decision = Decision.objects.create()
+    assert client.post(action_url(decision, "reject")).status_code == 403
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
