@@ -322,7 +322,7 @@ def attempt_failed(
     declared = model.workflow.steps[work.step]
     round_key = due or getattr(record, STATE_ENTERED_AT)
     text = error_text(error)
-    name = work.log_name
+    name = work.entity
     if attempt < work.retry.max_attempts:
         retry_at = timezone.now() + retrying.backoff(work.retry, attempt)
         retrying.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
@@ -384,7 +384,7 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
                 return False
             getattr(record, work.action)()
             _save_fired(record, work, now)
-            log_event(record, Event(work.step, work.step, work.log_name, Trigger.TIMEOUT))
+            log_event(record, Event(work.step, work.step, work.entity, Trigger.TIMEOUT))
             if attempt_row is not None:
                 retrying.forget(model, pk, work, db)
         return True

@@ -97,7 +97,7 @@ def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) 
 def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
     """Transition timeouts move whole batches with one UPDATE."""
     changes = engine.entry_changes(model.workflow, work.transition_to, now)
-    event = Event(work.step, work.transition_to, work.log_name, Trigger.TIMEOUT)
+    event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
     fired, skip, pacer = 0, set(), Pacer(db)
     while not stopping.requested():
         pacer.tick()

@@ -67,13 +67,6 @@ class Work:
         return not any(isinstance(d, BusinessDays) for d in durations)
 
     @property
-    def log_name(self) -> str:
-        """The name written to the log: the internal action of a transition timeout."""
-        if self.transition_to is not None:
-            return f"__timeout_{self.step}_{self.entity}"
-        return self.entity
-
-    @property
     def anchor(self) -> str:
         """The column a poll orders by, so PostgreSQL walks the index."""
         if self.kind == WorkKind.EVERY:

@@ -178,7 +178,7 @@ def test_a_transition_timeout_moves_the_record_and_resets_entry(clock):
     stored = fresh(proposal)
     assert (stored.state, stored.state_entered_at) == ("escalated", T + timedelta(days=10))
     row = TransitionLog.objects.filter(object_id=str(proposal.pk)).last()
-    assert (row.triggered_by, row.transition_name) == ("timeout", "__timeout_review_escalation")
+    assert (row.triggered_by, row.transition_name) == ("timeout", "escalation")
     assert (row.from_state, row.to_state) == ("review", "escalated")
 
 
