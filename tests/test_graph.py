@@ -132,3 +132,14 @@ def test_the_command_prints_mermaid_and_dot():
 def test_the_command_explains_a_wrong_model(label):
     with pytest.raises(CommandError):
         call_command("workflow_graph", label)
+
+
+def test_the_command_takes_a_model_name_alone_when_one_workflow_model_has_it():
+    out = io.StringIO()
+    call_command("workflow_graph", "decision", stdout=out)
+    assert out.getvalue().strip() == DECISION_MERMAID
+
+
+def test_the_command_asks_for_the_app_label_when_the_name_is_shared():
+    with pytest.raises(CommandError, match="hiring.Candidate, testapp.Candidate"):
+        call_command("workflow_graph", "Candidate")

@@ -1,4 +1,4 @@
-"""``manage.py workflow_graph app_label.Model [--format mermaid|dot]``: print the diagram."""
+"""``manage.py workflow_graph [app_label.]Model [--format mermaid|dot]``: print the diagram."""
 
 from __future__ import annotations
 
@@ -8,22 +8,38 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
 from django_workflow import graph
+from django_workflow.workflow_model import workflow_models
 
 
 class Command(BaseCommand):
     help = "Print a workflow model's diagram as Mermaid (default) or Graphviz dot."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("model", help="app_label.ModelName")
+        parser.add_argument(
+            "model", help="app_label.ModelName, or ModelName when one workflow model has it"
+        )
         parser.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            model = apps.get_model(options["model"])
-        except (LookupError, ValueError) as error:
-            raise CommandError(f"{options['model']!r} is not a model: {error}") from error
+        model = _model(options["model"])
         workflow = getattr(model, "workflow", None)
         if workflow is None:
             raise CommandError(f"{model._meta.label} declares no workflow.")
         render = graph.mermaid if options["format"] == "mermaid" else graph.dot
         self.stdout.write(render(workflow))
+
+
+def _model(name: str) -> Any:
+    """The model ``app_label.ModelName``, or the one workflow model called ``ModelName``."""
+    if "." in name:
+        try:
+            return apps.get_model(name)
+        except (LookupError, ValueError) as error:
+            raise CommandError(f"{name!r} is not a model: {error}") from error
+    found = [m for m in workflow_models() if m.__name__.lower() == name.lower()]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise CommandError(f"No workflow model is called {name!r}; name it as app_label.Model.")
+    labels = ", ".join(sorted(m._meta.label for m in found))
+    raise CommandError(f"Several workflow models are called {name!r} ({labels}); name one.")
