@@ -141,5 +141,5 @@ def test_the_command_takes_a_model_name_alone_when_one_workflow_model_has_it():
 
 
 def test_the_command_asks_for_the_app_label_when_the_name_is_shared():
-    with pytest.raises(CommandError, match="hiring.Candidate, testapp.Candidate"):
+    with pytest.raises(CommandError, match=r"hiring\.Candidate, testapp\.Candidate"):
         call_command("workflow_graph", "Candidate")
