@@ -17,6 +17,24 @@ echo "==> ruff"
 echo "==> documentation builds without warnings"
 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 
+echo "==> the wheel carries the templates, the static files and py.typed"
+wheel_dir=$(mktemp -d)
+.venv/bin/python -m pip wheel -q --no-deps -w "$wheel_dir" . 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python - "$wheel_dir"/dj_workflow-*.whl <<'PYTHON'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+wanted = [
+    "django_workflow/py.typed",
+    "django_workflow/templates/admin/django_workflow/panel.html",
+    "django_workflow/static/django_workflow/workflow.css",
+    "django_workflow/migrations/0003_attempts_survive_interruptions.py",
+    "django_workflow/checks/__init__.py",
+]
+missing = [name for name in wanted if name not in names]
+assert not missing, f"the wheel lacks {missing}"
+PYTHON
+rm -rf "$wheel_dir"
+
 echo "==> migrations are up to date"
 .venv/bin/python manage.py makemigrations --check --dry-run
 DJANGO_SETTINGS_MODULE=tests.settings .venv/bin/python -m django makemigrations --check --dry-run
