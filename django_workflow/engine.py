@@ -288,8 +288,15 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
             move(record, guard, entry_changes(workflow, target, timezone.now()), event)
         return target
     except ACTION_FAILURES as error:
-        logger.exception("%s %s: action %r failed", model.__name__, pk, work.action)
+        _log_failure(model, pk, work, attempt, error)
         return _fail_attempt(rows, pk, work, attempt, error, db)
+
+
+def _log_failure(model: Any, pk: Any, work: Work, attempt: int, error: BaseException) -> None:
+    """One line per failed attempt; the traceback only at DEBUG."""
+    text = error_text(error).splitlines()[0][:300]
+    logger.warning("%s %s: %s attempt %d failed: %s", model.__name__, pk, work.name, attempt, text)
+    logger.debug("%s %s: %s attempt %d", model.__name__, pk, work.name, attempt, exc_info=error)
 
 
 def _release(model: Any, pk: Any, work: Work, db: str) -> None:
@@ -391,8 +398,8 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
     except ACTION_FAILURES as error:
         if record is None:
             raise
-        logger.exception("%s %s: %s failed", model.__name__, pk, work.name)
         attempt = (attempt_row.attempts if attempt_row else 0) + 1
+        _log_failure(model, pk, work, attempt, error)
         with transaction.atomic(using=db):
             attempt_failed(record, work, attempt, error, db, due=due)
         return False

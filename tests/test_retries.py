@@ -1,5 +1,6 @@
 """Retry budgets, backoff, exhaustion and halting (docs/worker.md)."""
 
+import logging
 from datetime import timedelta
 
 import pytest
@@ -186,3 +187,18 @@ def test_a_new_round_gives_a_halted_timeout_a_fresh_budget(clock):
     clock.move_to(T + timedelta(hours=3), tick=False)
     run_due_work()
     assert Monitor.objects.get(pk=monitor.pk).checks == 1
+
+
+def test_a_failed_attempt_is_one_warning_line_with_the_traceback_at_debug(
+    clock, failing_candidate, caplog
+):
+    caplog.set_level(logging.DEBUG, logger="django_workflow")
+    screen_at(clock, failing_candidate, timedelta(0))
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage() for r in warnings] == [
+        f"Candidate {failing_candidate.pk}: step:screening attempt 1 failed: "
+        "ValueError: negative resume"
+    ]
+    assert warnings[0].exc_info is None
+    assert any(r.levelno == logging.DEBUG and r.exc_info for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -70,12 +70,13 @@ def test_a_change_in_this_process_arms_at_once_while_the_timeline_runs():
     runner = threading.Thread(target=timeline.run, args=(stop,))
     runner.start()
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not timeline.leading and time.monotonic() < deadline:
             time.sleep(0.01)
         assert timeline.leading
-        Alarm.objects.create(ring_at=timezone.now() + timedelta(seconds=20))
-        assert 15 < timeline.seconds_to_next_timer() <= 20
+        ring_at = timezone.now() + timedelta(seconds=20)
+        Alarm.objects.create(ring_at=ring_at)
+        assert (ring_at, "testapp.Alarm", "timeout:armed.ring") in timeline.armed
     finally:
         stop.set()
         runner.join()

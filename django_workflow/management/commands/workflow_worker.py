@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from django_workflow.schedulers.base import all_works
@@ -20,6 +21,9 @@ from django_workflow.schedulers.polling import PollingScheduler
 from django_workflow.schedulers.precise import PreciseScheduler
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
 class Command(BaseCommand):
@@ -71,9 +75,17 @@ class Command(BaseCommand):
             )
 
     def _log_to_stdout(self, verbosity: int) -> None:
+        """The workflow's lines on stdout, django-q2's in the same format; django-q2's
+        idle INFO chatter only from verbosity 2 or an explicit ``Q_CLUSTER["log_level"]``."""
+        formatter = logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT)
         logger = logging.getLogger("django_workflow")
         if verbosity >= 1 and not logger.handlers:
             handler = logging.StreamHandler(self.stdout)
-            handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            handler.setFormatter(formatter)
             logger.addHandler(handler)
-            logger.setLevel(logging.INFO)
+            logger.setLevel(logging.DEBUG if verbosity >= 3 else logging.INFO)
+        queue_logger = logging.getLogger("django-q")
+        for handler in queue_logger.handlers:
+            handler.setFormatter(formatter)
+        if verbosity < 2 and "log_level" not in (getattr(settings, "Q_CLUSTER", None) or {}):
+            queue_logger.setLevel(logging.WARNING)
