@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
@@ -155,7 +156,7 @@ class WorkflowAdminMixin:
         if declared is not None and name not in record.available_actions(request.user):
             raise PermissionDenied
         form_class = (
-            modelform_factory(type(record), fields=declared.accept)
+            self.get_workflow_transition_form(record, declared)
             if declared and declared.accept
             else None
         )
@@ -193,6 +194,18 @@ class WorkflowAdminMixin:
         else:
             messages.success(request, f"{done} {record.current_step}.")
         return redirect(self._change_url(record))
+
+    def get_workflow_transition_form(self, record: Any, transition: Any) -> type[forms.ModelForm]:
+        """The form asking for a transition's accepted values; override to customise it.
+
+        Every accepted value is required (a checkbox excepted): a transition that
+        accepts a value needs it, and an empty one would be written as is.
+        """
+        form_class = modelform_factory(type(record), fields=transition.accept)
+        for field in form_class.base_fields.values():
+            if not isinstance(field, forms.BooleanField):
+                field.required = True
+        return form_class
 
     def _workflow_record(self, request: HttpRequest, object_id: str) -> Any:
         record = self.get_object(request, unquote(object_id))

@@ -69,9 +69,9 @@ def run_transition(
         raise TypeError(
             f"{name}() got unexpected values {unexpected}; it accepts {list(declared.accept)}."
         )
-    if authorize and not allowed(workflow.policy_for(step, name), actor, record, name):
+    seen = _with_values(record, accepted)  # what policies and routes decide on
+    if authorize and not allowed(workflow.policy_for(step, name), actor, seen, name):
         raise WorkflowPermissionDenied(record, name, actor)
-    seen = _with_values(record, accepted)
     db = database(record)
     target = choose_route(declared.routes or (Route(declared.to),), seen, db)
     if target is None:

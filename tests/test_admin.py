@@ -93,6 +93,15 @@ def test_a_transition_that_accepts_fields_asks_for_them(admin_client):
     assert (stored.state, stored.note) == ("checking", "ship it")
 
 
+def test_an_empty_accepted_value_shows_the_form_again_and_changes_nothing(admin_client):
+    decision = Decision.objects.create()
+    page = admin_client.post(action_url(decision, "approve"), {"note": ""})
+    assert page.status_code == 200
+    assert page.context["form"].errors == {"note": ["This field is required."]}
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+    assert TransitionLog.objects.filter(object_id=str(decision.pk)).count() == 1
+
+
 def test_without_the_policy_there_is_no_button_and_a_forged_post_is_refused(client, viewer):
     ticket = Ticket.objects.create()
     page = client.get(change_url(ticket))

@@ -22,11 +22,22 @@ def in_review(clock):
 def test_two_different_people_must_sign_off(in_review, user_with):
     alice, bob = user_with("alice"), user_with("bob")
     in_review.sign(alice)
-    assert (fresh(in_review).state, fresh(in_review).first_signer) == ("in_review", "alice")
+    assert (fresh(in_review).state, fresh(in_review).first_signer) == ("second_review", "alice")
     with pytest.raises(WorkflowPermissionDenied):
         fresh(in_review).sign(alice)
     fresh(in_review).sign(bob)
     assert (fresh(in_review).state, fresh(in_review).second_signer) == ("approved", "bob")
+
+
+def test_a_sign_off_names_the_person_signing_never_someone_typed_in(in_review, user_with):
+    alice = user_with("alice")
+    for typed in ("bob", ""):
+        with pytest.raises(WorkflowPermissionDenied):
+            fresh(in_review).approve(actor=alice, first_signer=typed)
+    fresh(in_review).approve(actor=alice, first_signer="alice")
+    with pytest.raises(WorkflowPermissionDenied):  # her own name again, as the second signer
+        fresh(in_review).approve(actor=alice, second_signer="alice")
+    assert (fresh(in_review).state, fresh(in_review).second_signer) == ("second_review", "")
 
 
 def test_approvers_are_reminded_every_two_days_until_it_expires(in_review, clock):
