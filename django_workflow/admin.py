@@ -8,20 +8,41 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.forms import modelform_factory
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import NoReverseMatch, path, reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from . import graph
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog
 from .undo import can_undo
+from .workflow_model import workflow_models
+
+
+class WorkflowModelFilter(admin.SimpleListFilter):
+    """The log's records by model: workflow models only, not every content type."""
+
+    title = "model"
+    parameter_name = "model"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        models = workflow_models()
+        types = ContentType.objects.get_for_models(*models) if models else {}
+        return sorted(
+            ((str(types[m].pk), str(m._meta.verbose_name).capitalize()) for m in models),
+            key=lambda choice: choice[1],
+        )
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        return queryset.filter(content_type_id=self.value()) if self.value() else queryset
 
 
 @admin.register(TransitionLog)
@@ -29,16 +50,30 @@ class TransitionLogAdmin(admin.ModelAdmin):
     list_display = (
         "occurred_at",
         "content_type",
-        "object_id",
+        "record_link",
         "from_state",
         "to_state",
         "transition_name",
         "triggered_by",
         "actor_repr",
     )
-    list_filter = ("content_type", "transition_name", "triggered_by")
-    search_fields = ("object_id", "transition_name", "actor_repr")
+    list_filter = (WorkflowModelFilter, "triggered_by", "transition_name")
+    search_fields = ("object_id", "from_state", "to_state", "transition_name", "actor_repr")
     date_hierarchy = "occurred_at"
+    ordering = ("-occurred_at", "-id")
+    list_select_related = ("content_type",)
+
+    @admin.display(description="record", ordering="object_id")
+    def record_link(self, row: TransitionLog) -> str:
+        """The record's change page when its admin is registered here, else its key."""
+        info = (row.content_type.app_label, row.content_type.model)
+        try:
+            url = reverse(
+                f"{self.admin_site.name}:{info[0]}_{info[1]}_change", args=[row.object_id]
+            )
+        except NoReverseMatch:
+            return row.object_id
+        return format_html('<a href="{}">{}</a>', url, row.object_id)
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -19,6 +19,20 @@ def test_the_log_lists_rows_and_filters_by_trigger(admin_client):
     assert b"small" in page.content and page.context["cl"].result_count == 1
 
 
+def test_the_log_is_newest_first_filters_workflow_models_and_links_the_record(admin_client):
+    decision = Decision.objects.create()
+    decision.hold(actor="someone")
+    page = admin_client.get("/admin/django_workflow/transitionlog/")
+    rows = list(page.context["cl"].result_list)
+    assert [row.triggered_by for row in rows[:2]] == ["manual", "initial"]
+    model_filter = next(f for f in page.context["cl"].filter_specs if f.parameter_name == "model")
+    labels = {label for _value, label in model_filter.lookup_choices}
+    assert "Decision" in labels and "User" not in labels and "Permission" not in labels
+    assert f'href="/admin/testapp/decision/{decision.pk}/change/"' in page.content.decode()
+    found = admin_client.get("/admin/django_workflow/transitionlog/", {"q": "held"})
+    assert found.context["cl"].result_count == 1
+
+
 def test_nobody_may_add_change_or_delete_log_rows(admin_client):
     Routed.objects.create()
     entry = TransitionLog.objects.get()
