@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -136,7 +137,7 @@ class WorkflowAdminMixin:
             {
                 "name": name,
                 "label": name.replace("_", " ").capitalize(),
-                "url": self._workflow_url(record, "transition", name),
+                "url": self._workflow_url(record, "transition", name) + _kept(request),
                 "asks": bool(accepts.get(name)),
             }
             for name in (record.available_actions(request.user) if may_change else [])
@@ -146,7 +147,7 @@ class WorkflowAdminMixin:
             "current": step,
             "kind": declared.kind,
             "actions": actions,
-            "undo_url": self._workflow_url(record, "undo")
+            "undo_url": self._workflow_url(record, "undo") + _kept(request)
             if may_change and can_undo(record, request.user)
             else "",
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
@@ -228,7 +229,7 @@ class WorkflowAdminMixin:
             messages.error(request, str(error))
         else:
             messages.success(request, f"{done} {record.current_step}.")
-        return redirect(self._change_url(record))
+        return redirect(self._change_url(record) + _kept(request))
 
     def get_workflow_transition_form(self, record: Any, transition: Any) -> type[forms.ModelForm]:
         """The form asking for a transition's accepted values; override to customise it.
@@ -260,13 +261,19 @@ class WorkflowAdminMixin:
             "original": record,
             "form": form,
             "transition": name,
-            "change_url": self._change_url(record),
+            "change_url": self._change_url(record) + _kept(request),
         }
         return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
 
     def _change_url(self, record: Any) -> str:
         info = self.model._meta.app_label, self.model._meta.model_name
         return reverse(f"{self.admin_site.name}:{info[0]}_{info[1]}_change", args=[record.pk])
+
+
+def _kept(request: HttpRequest) -> str:
+    """The changelist filters the admin carries from page to page, as a query string."""
+    filters = request.GET.get("_changelist_filters")
+    return f"?{urlencode({'_changelist_filters': filters})}" if filters else ""
 
 
 def _describe(deadline: Any) -> str:

@@ -240,3 +240,14 @@ def test_a_transition_post_needs_the_csrf_token(admin_user):
     decision = Decision.objects.create()
     assert client.post(action_url(decision, "reject")).status_code == 403
     assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_a_transition_keeps_the_changelist_filters_on_its_way_back(admin_client):
+    decision = Decision.objects.create()
+    kept = {"_changelist_filters": "state=pending"}
+    page = admin_client.get(change_url(decision), kept)
+    [hold] = [a for a in page.context["workflow"]["actions"] if a["name"] == "hold"]
+    assert hold["url"].endswith("?_changelist_filters=state%3Dpending")
+    response = admin_client.post(hold["url"])
+    assert response["Location"] == change_url(decision) + "?_changelist_filters=state%3Dpending"
+    assert Decision.objects.get(pk=decision.pk).state == "held"
