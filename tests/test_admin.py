@@ -251,3 +251,11 @@ def test_a_transition_keeps_the_changelist_filters_on_its_way_back(admin_client)
     response = admin_client.post(hold["url"])
     assert response["Location"] == change_url(decision) + "?_changelist_filters=state%3Dpending"
     assert Decision.objects.get(pk=decision.pk).state == "held"
+
+
+def test_history_times_read_to_the_second_with_the_time_zone(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 6, 1, 9, 30, 15, tzinfo=UTC), tick=False)
+    decision = Decision.objects.create()
+    with timezone.override("Europe/Zagreb"):
+        html = admin_client.get(change_url(decision)).content.decode()
+    assert "2026-06-01 11:30:15 CEST" in html
