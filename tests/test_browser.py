@@ -23,7 +23,7 @@ if not (CHROMIUM and CHROMEDRIVER) and not REQUIRED:
     pytest.skip("Chromium and chromedriver are not installed", allow_module_level=True)
 
 
-def browser():
+def browser(profile):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -39,7 +39,7 @@ def browser():
         "--disable-component-update",
         "--disable-sync",
         "--window-size=1280,1400",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='workflow-chromium-')}",
+        f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -52,13 +52,15 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.driver = browser()
+        cls.profile = tempfile.TemporaryDirectory(prefix="workflow-chromium-")
+        cls.driver = browser(cls.profile.name)
         cls.driver.implicitly_wait(10)
         ARTIFACTS.mkdir(exist_ok=True)
 
     @classmethod
     def tearDownClass(cls):
         cls.driver.quit()
+        cls.profile.cleanup()
         super().tearDownClass()
 
     def screenshot(self, name):
