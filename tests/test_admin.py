@@ -59,15 +59,20 @@ def action_url(record, name):
     return f"/admin/testapp/{record._meta.model_name}/{record.pk}/workflow/{name}/"
 
 
-@pytest.fixture
-def viewer(client):
-    """A staff user who may view tickets but holds no change_ticket permission."""
-    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+def logged_in_viewer(client, codename):
+    """A staff user, logged in, who holds only the permission ``codename``."""
+    user = User.objects.create_user(codename, password="pw", is_staff=True)
     user.user_permissions.add(
-        Permission.objects.get(codename="view_ticket", content_type__app_label="testapp")
+        Permission.objects.get(codename=codename, content_type__app_label="testapp")
     )
     client.force_login(user)
     return user
+
+
+@pytest.fixture
+def viewer(client):
+    """May view tickets, without change_ticket."""
+    return logged_in_viewer(client, "view_ticket")
 
 
 def test_the_change_page_shows_the_step_buttons_diagram_and_history(admin_client):
@@ -210,13 +215,8 @@ def test_a_record_in_a_step_no_longer_declared_shows_a_warning_and_no_buttons(ad
 
 @pytest.fixture
 def decision_viewer(client):
-    """A staff user who may view decisions, without change_decision; no policy guards them."""
-    user = User.objects.create_user("looker", password="pw", is_staff=True)
-    user.user_permissions.add(
-        Permission.objects.get(codename="view_decision", content_type__app_label="testapp")
-    )
-    client.force_login(user)
-    return user
+    """May view decisions, without change_decision; no policy guards decisions."""
+    return logged_in_viewer(client, "view_decision")
 
 
 def test_view_only_staff_see_no_buttons_and_cannot_move_a_record(client, decision_viewer):
