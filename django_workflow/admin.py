@@ -24,7 +24,7 @@ from django.utils.safestring import mark_safe
 from . import graph
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog
-from .undo import can_undo
+from .undo import undoable
 from .workflow_model import workflow_models
 
 
@@ -147,14 +147,24 @@ class WorkflowAdminMixin:
             "current": step,
             "kind": declared.kind,
             "actions": actions,
-            "undo_url": self._workflow_url(record, "undo") + _kept(request)
-            if may_change and can_undo(record, request.user)
-            else "",
+            **self._undo_button(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [_describe(deadline) for deadline in record.pending_deadlines()],
             "history": history,
             "logged": workflow.log is True,
         }
+
+    def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, str]:
+        """The undo button, named for what it reverses: "Undo reject" or "Redo reject"."""
+        row = undoable(record, request.user) if may_change else None
+        if row is None:
+            return {"undo_url": "", "undo_label": ""}
+        verb, name = "Undo", row.transition_name
+        if row.triggered_by == TransitionLog.Trigger.UNDO:  # reversing an undo, or a redo
+            done, _, name = row.description.partition(" of ")
+            verb = "Redo" if done == "undo" else "Undo"
+        url = self._workflow_url(record, "undo") + _kept(request)
+        return {"undo_url": url, "undo_label": f"{verb} {name.replace('_', ' ')}"}
 
     def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
         workflow = type(record).workflow
@@ -164,6 +174,7 @@ class WorkflowAdminMixin:
             "stranded": True,
             "actions": [],
             "undo_url": "",
+            "undo_label": "",
             "diagram": mark_safe(graph.svg(workflow)),  # built from escaped names
             "pending": [],
             "history": self._workflow_history(request, record),
@@ -172,7 +183,9 @@ class WorkflowAdminMixin:
 
     def _workflow_history(self, request: HttpRequest, record: Any) -> Any:
         return Paginator(
-            record.history().select_related("actor").order_by("-occurred_at", "-id"),
+            record.history()
+            .select_related("actor", "reverses__reverses")
+            .order_by("-occurred_at", "-id"),
             self.workflow_history_per_page,
         ).get_page(request.GET.get("history_page"))
 

@@ -54,6 +54,17 @@ class TransitionLog(models.Model):
     def __str__(self) -> str:
         return f"{self.from_state or '-'} → {self.to_state} ({self.triggered_by})"
 
+    @property
+    def description(self) -> str:
+        """What the row did, in words: the transition's name, or "undo of reject" /
+        "redo of reject" for an undo (load ``reverses__reverses`` alongside)."""
+        undone = self.reverses
+        if self.triggered_by != Trigger.UNDO or undone is None:
+            return self.transition_name
+        if undone.triggered_by == Trigger.UNDO and undone.reverses is not None:
+            return f"redo of {undone.reverses.transition_name}"
+        return f"undo of {undone.transition_name}"
+
 
 class WorkAttempt(models.Model):
     """The attempts of one unit of work for one record, in the current round.

@@ -74,9 +74,9 @@ def run_undo(record: Any, actor: Any = None) -> Any:
     return engine.move(record, {workflow.state_attribute: step}, changes, event)
 
 
-def can_undo(record: Any, actor: Any = None) -> bool:
+def undoable(record: Any, actor: Any = None) -> Any:
+    """The log row an undo by ``actor`` would reverse, or ``None`` when undo is refused."""
     try:
-        undoable_row(record, actor)
+        return undoable_row(record, actor)
     except (UndoNotPermitted, WorkflowPermissionDenied):
-        return False
-    return True
+        return None

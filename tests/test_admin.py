@@ -158,15 +158,21 @@ def test_a_get_cannot_run_a_transition(admin_client):
     assert Decision.objects.get(pk=decision.pk).state == "pending"
 
 
-def test_undo_is_a_button_when_allowed(admin_client, admin_user):
+def test_undo_and_redo_are_buttons_named_for_what_they_reverse(admin_client, admin_user):
     decision = Decision.objects.create()
     admin_client.post(action_url(decision, "reject"))
     page = admin_client.get(change_url(decision))
-    assert page.context["workflow"]["undo_url"]
+    assert page.context["workflow"]["undo_label"] == "Undo reject"
     admin_client.post(action_url(decision, "undo"))
     assert Decision.objects.get(pk=decision.pk).state == "pending"
     page = admin_client.get(change_url(decision))
-    assert page.context["workflow"]["undo_url"]  # redo is allowed too
+    assert page.context["workflow"]["undo_label"] == "Redo reject"
+    assert "<td>undo of reject</td>" in page.content.decode()
+    admin_client.post(action_url(decision, "undo"))
+    page = admin_client.get(change_url(decision))
+    assert Decision.objects.get(pk=decision.pk).state == "rejected"
+    assert page.context["workflow"]["undo_label"] == "Undo reject"
+    assert "<td>redo of reject</td>" in page.content.decode()
 
 
 def test_undo_refusals_are_admin_messages(admin_client):
