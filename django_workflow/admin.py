@@ -97,6 +97,29 @@ class WorkflowAdminMixin:
     change_form_template = "admin/django_workflow/change_form.html"
     workflow_history_per_page = 20
 
+    # The changelist ----------------------------------------------------------------
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        """The step first, then whatever the project lists."""
+        state = self.model.workflow.state_attribute
+        declared = tuple(super().get_list_filter(request))
+        return declared if state in declared else (state, *declared)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        """What the project lists, then the next deadline."""
+        return (*super().get_list_display(request), "workflow_next_deadline")
+
+    @admin.display(description="next deadline")
+    def workflow_next_deadline(self, record: Any) -> str:
+        pending = record.pending_deadlines()
+        if not pending:
+            return self.get_empty_value_display()
+        deadline = pending[0]
+        text = _describe(deadline)
+        if deadline.due_at <= timezone.now():
+            return format_html('<span class="workflow-overdue">{} (overdue)</span>', text)
+        return text
+
     def get_urls(self) -> list[Any]:
         prefix = f"{self.model._meta.app_label}_{self.model._meta.model_name}"
         view = self.admin_site.admin_view

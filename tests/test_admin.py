@@ -265,3 +265,18 @@ def test_history_times_read_to_the_second_with_the_time_zone(admin_client, time_
     with timezone.override("Europe/Zagreb"):
         html = admin_client.get(change_url(decision)).content.decode()
     assert "2026-06-01 11:30:15 CEST" in html
+
+
+def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
+    Proposal.objects.create()
+    page = admin_client.get("/admin/testapp/proposal/")
+    assert page.context["cl"].filter_specs[0].title == "state"
+    assert "reminder due Wed 3 Jun 09:00" in page.content.decode()
+    assert "workflow-overdue" not in page.content.decode()
+    time_machine.move_to(datetime(2026, 6, 4, 9, 0, tzinfo=UTC), tick=False)
+    page = admin_client.get("/admin/testapp/proposal/", {"state": "review"})
+    assert page.context["cl"].result_count == 1
+    assert '<span class="workflow-overdue">reminder due Wed 3 Jun 09:00 (overdue)</span>' in (
+        page.content.decode()
+    )
