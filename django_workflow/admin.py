@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
@@ -24,6 +25,7 @@ from django.utils.safestring import mark_safe
 from . import graph
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog
+from .scheduling import zone_of
 from .undo import undoable
 from .workflow_model import workflow_models
 
@@ -115,9 +117,9 @@ class WorkflowAdminMixin:
         if not pending:
             return self.get_empty_value_display()
         deadline = pending[0]
-        text = _describe(deadline)
+        text = describe_deadline(deadline, record)
         if deadline.due_at <= timezone.now():
-            return format_html('<span class="workflow-overdue">{} (overdue)</span>', text)
+            return format_html('<span class="workflow-overdue">{}</span>', text)
         return text
 
     def get_urls(self) -> list[Any]:
@@ -172,7 +174,7 @@ class WorkflowAdminMixin:
             "actions": actions,
             **self._undo_button(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
-            "pending": [_describe(deadline) for deadline in record.pending_deadlines()],
+            "pending": [describe_deadline(d, record) for d in record.pending_deadlines()],
             "history": history,
             "logged": workflow.log is True,
         }
@@ -312,7 +314,19 @@ def _kept(request: HttpRequest) -> str:
     return f"?{urlencode({'_changelist_filters': filters})}" if filters else ""
 
 
-def _describe(deadline: Any) -> str:
-    """``"reminder due Wed 2 Dec 16:00"`` in the active (the user's) time zone."""
-    due = timezone.localtime(deadline.due_at)
-    return f"{deadline.name} due {due:%a} {due.day} {due:%b %H:%M}"
+def describe_deadline(deadline: Any, record: Any, now: Any = None) -> str:
+    """``"reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: in the record's time zone (the
+    workflow's ``time_zone``, or ``time_zone_field``), named, with how far away it is."""
+    due = deadline.due_at.astimezone(zone_of(record))
+    left = deadline.due_at - (now or timezone.now())
+    when = f"in {_span(left)}" if left.total_seconds() > 0 else f"overdue by {_span(-left)}"
+    return f"{deadline.name} due {due:%a} {due.day} {due:%b %H:%M} {due.tzname()} ({when})"
+
+
+def _span(length: timedelta) -> str:
+    """The largest whole unit of a span: "2 d", "3 h", "5 min", "40 s"."""
+    seconds = int(length.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"

@@ -1,13 +1,14 @@
 """The admin: a read-only log, and WorkflowAdminMixin on a change page (docs/admin.md)."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
+from django_workflow.admin import describe_deadline
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Decision, Proposal, Routed, Ticket
+from tests.testapp.models import Claim, Decision, Proposal, Routed, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -182,12 +183,22 @@ def test_undo_refusals_are_admin_messages(admin_client):
     assert any("not_undoable" in str(m) for m in response.context["messages"])
 
 
-def test_pending_deadlines_show_their_due_time_in_the_users_time_zone(admin_client, time_machine):
+def test_pending_deadlines_show_their_due_time_in_the_workflows_zone_and_how_far_away(
+    admin_client, time_machine
+):
     time_machine.move_to(datetime(2026, 11, 30, 15, 0, tzinfo=UTC), tick=False)
     proposal = Proposal.objects.create()
-    with timezone.override("Europe/Zagreb"):
-        pending = admin_client.get(change_url(proposal)).context["workflow"]["pending"]
-    assert pending[0] == "reminder due Wed 2 Dec 16:00"
+    pending = admin_client.get(change_url(proposal)).context["workflow"]["pending"]
+    assert pending[0] == "reminder due Wed 2 Dec 15:00 UTC (in 2 d)"
+
+
+def test_a_deadline_reads_in_the_records_zone_and_says_when_it_is_overdue(time_machine):
+    time_machine.move_to(datetime(2026, 11, 27, 15, 0, tzinfo=UTC), tick=False)  # a Friday
+    claim = Claim.objects.create()  # Zagreb, business days
+    [reminder] = [d for d in claim.pending_deadlines() if d.name == "reminder"]
+    assert describe_deadline(reminder, claim) == "reminder due Wed 2 Dec 16:00 CET (in 5 d)"
+    later = reminder.due_at + timedelta(hours=5, minutes=10)
+    assert describe_deadline(reminder, claim, now=later).endswith("(overdue by 5 h)")
 
 
 def test_long_histories_are_paginated_newest_first(admin_client):
@@ -277,6 +288,7 @@ def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client
     time_machine.move_to(datetime(2026, 6, 4, 9, 0, tzinfo=UTC), tick=False)
     page = admin_client.get("/admin/testapp/proposal/", {"state": "review"})
     assert page.context["cl"].result_count == 1
-    assert '<span class="workflow-overdue">reminder due Wed 3 Jun 09:00 (overdue)</span>' in (
-        page.content.decode()
+    assert (
+        '<span class="workflow-overdue">reminder due Wed 3 Jun 09:00 UTC (overdue by 1 d)</span>'
+        in page.content.decode()
     )
