@@ -25,6 +25,7 @@ from django.utils.safestring import mark_safe
 from . import graph
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog
+from .queueing import attempt_row, retry_now
 from .scheduling import zone_of
 from .undo import undoable
 from .workflow_model import workflow_models
@@ -132,6 +133,11 @@ class WorkflowAdminMixin:
                 name=f"{prefix}_workflow_undo",
             ),
             path(
+                "<path:object_id>/workflow/retry/",
+                view(self.workflow_retry_view),
+                name=f"{prefix}_workflow_retry",
+            ),
+            path(
                 "<path:object_id>/workflow/<str:name>/",
                 view(self.workflow_transition_view),
                 name=f"{prefix}_workflow_transition",
@@ -173,6 +179,7 @@ class WorkflowAdminMixin:
             "kind": declared.kind,
             "actions": actions,
             **self._undo_button(request, record, may_change),
+            "attempt": self._attempt(request, record, declared, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [describe_deadline(d, record) for d in record.pending_deadlines()],
             "history": history,
@@ -191,6 +198,36 @@ class WorkflowAdminMixin:
         url = self._workflow_url(record, "undo") + _kept(request)
         return {"undo_url": url, "undo_label": f"{verb} {name.replace('_', ' ')}"}
 
+    def _attempt(
+        self, request: HttpRequest, record: Any, step: Any, may_change: bool
+    ) -> dict[str, Any] | None:
+        """An automatic step's attempts so far, its last error, its next retry; and a
+        "Retry now" button when it halted."""
+        if not step.is_automatic:
+            return None
+        row = attempt_row(record)
+        if row is None:
+            return None
+        retry_url = self._workflow_url(record, "retry") + _kept(request)
+        return {
+            "attempts": row.attempts,
+            "last_error": row.last_error,
+            "retry_at": row.retry_at,
+            "halted": row.halted,
+            "retry_url": retry_url if row.halted and may_change else "",
+        }
+
+    def workflow_retry_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Give a halted automatic step a fresh budget and queue it now."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        record = self._workflow_record(request, object_id)
+        if retry_now(record):
+            messages.success(request, f"{record.current_step}: queued again.")
+        else:
+            messages.error(request, f"{record.current_step} is not halted.")
+        return redirect(self._change_url(record) + _kept(request))
+
     def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
         workflow = type(record).workflow
         return {
@@ -200,6 +237,7 @@ class WorkflowAdminMixin:
             "actions": [],
             "undo_url": "",
             "undo_label": "",
+            "attempt": None,
             "diagram": mark_safe(graph.svg(workflow)),  # built from escaped names
             "pending": [],
             "history": self._workflow_history(request, record),

@@ -15,9 +15,9 @@ from typing import Any
 
 from django.apps import apps
 
-from . import stopping
+from . import retrying, stopping
 from .conf import workflow_settings
-from .engine import run_step
+from .engine import database, run_step
 from .errors import TimeLimitExceeded
 from .retrying import NODE_VARIABLE
 
@@ -52,6 +52,29 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
         task_name=f"workflow:{model_label}:{step}:{pk}",
         q_options=options,
     )
+
+
+def attempt_row(record: Any) -> Any:
+    """The attempt row of the automatic step ``record`` is in, if any."""
+    work = type(record).workflow.work(f"step:{record.current_step}")
+    return (
+        retrying.rows(type(record), database(record))
+        .filter(object_id=str(record.pk), work=work.name)
+        .first()
+    )
+
+
+def retry_now(record: Any) -> bool:
+    """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
+    workflow = type(record).workflow
+    work = workflow.work(f"step:{record.current_step}")
+    halted = retrying.rows(type(record), database(record)).filter(
+        object_id=str(record.pk), work=work.name, halted=True
+    )
+    if not halted.delete()[0]:
+        return False
+    enqueue_step(type(record)._meta.label, record.pk, record.current_step, workflow.queue)
+    return True
 
 
 def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:

@@ -7,8 +7,9 @@ from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
 from django_workflow.admin import describe_deadline
+from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Claim, Decision, Proposal, Routed, Ticket
+from tests.testapp.models import Claim, Decision, Proposal, Routed, Sync, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -292,3 +293,21 @@ def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client
         '<span class="workflow-overdue">reminder due Wed 3 Jun 09:00 UTC (overdue by 1 d)</span>'
         in page.content.decode()
     )
+
+
+def test_a_halted_automatic_step_says_why_and_offers_retry_now(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
+    sync = Sync.objects.create(broken=True)  # Retry(max_attempts=2, backoff="10s"), no on_error
+    run_step(Sync, sync.pk, "pushing")
+    page = admin_client.get(change_url(sync))
+    attempt = page.context["workflow"]["attempt"]
+    assert (attempt["attempts"], attempt["halted"], attempt["retry_url"]) == (1, False, "")
+    assert "next try 2026-06-01 09:00:10 UTC" in page.content.decode()
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, 10, tzinfo=UTC), tick=False)
+    run_step(Sync, sync.pk, "pushing")
+    page = admin_client.get(change_url(sync))
+    attempt = page.context["workflow"]["attempt"]
+    assert attempt["halted"] and "ConnectionError: remote refused" in page.content.decode()
+    Sync.objects.filter(pk=sync.pk).update(broken=False)
+    admin_client.post(attempt["retry_url"])  # queued on django-q2; the test cluster runs it inline
+    assert Sync.objects.get(pk=sync.pk).state == "pushed"
