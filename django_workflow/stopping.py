@@ -14,7 +14,3 @@ def requested() -> bool:
 def request() -> None:
     """Claim nothing more; what runs now finishes."""
     _requested.set()
-
-
-def reset() -> None:
-    _requested.clear()
