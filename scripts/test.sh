@@ -15,7 +15,9 @@ echo "==> ruff"
 .venv/bin/ruff format --check .
 
 echo "==> documentation builds without warnings"
-.venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
+site_dir=$(mktemp -d)
+.venv/bin/mkdocs build --strict --quiet --site-dir "$site_dir"
+rm -rf "$site_dir"
 
 echo "==> the wheel carries the templates, the static files and py.typed"
 wheel_dir=$(mktemp -d)
