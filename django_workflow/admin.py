@@ -23,6 +23,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from . import graph
+from .declaration import humanise
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog
 from .queueing import attempt_row, retry_now
@@ -162,26 +163,29 @@ class WorkflowAdminMixin:
         declared = workflow.steps.get(step)
         if declared is None:  # left behind by a changed declaration: shown, never moved
             return self._stranded_panel(request, record, step)
-        accepts = {t.name: t.accept for t in declared.transitions}
         may_change = self.has_change_permission(request, record)
         actions = [
             {
                 "name": name,
-                "label": name.replace("_", " ").capitalize(),
+                "label": workflow.transition_label(name, step),
                 "url": self._workflow_url(record, "transition", name) + _kept(request),
-                "asks": bool(accepts.get(name)),
+                "asks": _asks(workflow, workflow.transition(step, name)),
             }
             for name in (record.available_actions(request.user) if may_change else [])
         ]
         history = self._workflow_history(request, record)
         return {
             "current": step,
-            "kind": declared.kind,
+            "current_label": workflow.step_label(step),
+            "kind": KINDS[declared.kind],
             "actions": actions,
             **self._undo_button(request, record, may_change),
             "attempt": self._attempt(request, record, declared, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
-            "pending": [describe_deadline(d, record) for d in record.pending_deadlines()],
+            "pending": [
+                {"text": describe_deadline(d, record), "overdue": d.due_at <= timezone.now()}
+                for d in record.pending_deadlines()
+            ],
             "history": history,
             "logged": workflow.log is True,
         }
@@ -195,8 +199,9 @@ class WorkflowAdminMixin:
         if row.triggered_by == TransitionLog.Trigger.UNDO:  # reversing an undo, or a redo
             done, _, name = row.description.partition(" of ")
             verb = "Redo" if done == "undo" else "Undo"
+        label = type(record).workflow.transition_label(name)
         url = self._workflow_url(record, "undo") + _kept(request)
-        return {"undo_url": url, "undo_label": f"{verb} {name.replace('_', ' ')}"}
+        return {"undo_url": url, "undo_label": f"{verb} “{label}”"}
 
     def _attempt(
         self, request: HttpRequest, record: Any, step: Any, may_change: bool
@@ -222,17 +227,19 @@ class WorkflowAdminMixin:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         record = self._workflow_record(request, object_id)
+        step = type(record).workflow.step_label(record.current_step)
         if retry_now(record):
-            messages.success(request, f"{record.current_step}: queued again.")
+            messages.success(request, f"{step}: queued again.")
         else:
-            messages.error(request, f"{record.current_step} is not halted.")
+            messages.error(request, f"{step} is not halted.")
         return redirect(self._change_url(record) + _kept(request))
 
     def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
         workflow = type(record).workflow
         return {
             "current": step,
-            "kind": "not declared",
+            "current_label": step,
+            "kind": "no longer declared",
             "stranded": True,
             "actions": [],
             "undo_url": "",
@@ -245,12 +252,19 @@ class WorkflowAdminMixin:
         }
 
     def _workflow_history(self, request: HttpRequest, record: Any) -> Any:
-        return Paginator(
+        """A page of the record's log, newest first, each row with its steps' labels."""
+        page = Paginator(
             record.history()
             .select_related("actor", "reverses__reverses")
             .order_by("-occurred_at", "-id"),
             self.workflow_history_per_page,
         ).get_page(request.GET.get("history_page"))
+        workflow = type(record).workflow
+        page.object_list = list(page.object_list)
+        for row in page.object_list:
+            row.from_label = workflow.step_label(row.from_state) if row.from_state else ""
+            row.to_label = workflow.step_label(row.to_state)
+        return page
 
     def _workflow_url(self, record: Any, view: str, *args: str) -> str:
         info = self.model._meta.app_label, self.model._meta.model_name
@@ -263,28 +277,33 @@ class WorkflowAdminMixin:
     def workflow_transition_view(
         self, request: HttpRequest, object_id: str, name: str
     ) -> HttpResponse:
+        """GET: the page asking for accepted values or confirming a final move;
+        POST: run the transition for the logged-in user."""
         record = self._workflow_record(request, object_id)
-        declared = type(record).workflow.transition(record.current_step, name)
+        workflow = type(record).workflow
+        declared = workflow.transition(record.current_step, name)
         if declared is not None and name not in record.available_actions(request.user):
             raise PermissionDenied
         form_class = (
-            self.get_workflow_transition_form(record, declared)
+            self.get_workflow_transition_form(request, record, declared)
             if declared and declared.accept
             else None
         )
-        if request.method == "GET" and form_class is not None:
-            return self._workflow_form(request, record, name, form_class(instance=record))
+        if request.method == "GET" and _asks(workflow, declared):
+            form = form_class(instance=record) if form_class else None
+            return self._workflow_form(request, record, declared, form)
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         accepted = {}
         if form_class is not None:
             form = form_class(request.POST, instance=record)
             if not form.is_valid():
-                return self._workflow_form(request, record, name, form)
+                return self._workflow_form(request, record, declared, form)
             accepted = {field: form.cleaned_data[field] for field in declared.accept}
             record.refresh_from_db()  # the form wrote the values onto the instance
         call = partial(record.transition, name, actor=request.user, **accepted)
-        return self._workflow_call(request, record, call, f"{name}: now in")
+        label = workflow.transition_label(name, record.current_step)
+        return self._workflow_call(request, record, call, f"{label}: now in")
 
     def workflow_undo_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST":
@@ -304,16 +323,25 @@ class WorkflowAdminMixin:
         except WorkflowError as error:
             messages.error(request, str(error))
         else:
-            messages.success(request, f"{done} {record.current_step}.")
+            step = type(record).workflow.step_label(record.current_step)
+            messages.success(request, f"{done} {step}.")
         return redirect(self._change_url(record) + _kept(request))
 
-    def get_workflow_transition_form(self, record: Any, transition: Any) -> type[forms.ModelForm]:
+    def get_workflow_transition_form(
+        self, request: HttpRequest, record: Any, transition: Any
+    ) -> type[forms.ModelForm]:
         """The form asking for a transition's accepted values; override to customise it.
 
-        Every accepted value is required (a checkbox excepted): a transition that
-        accepts a value needs it, and an empty one would be written as is.
+        Fields get the admin's widgets (date and time pickers, raw id and
+        autocomplete fields as declared on this ``ModelAdmin``). Every accepted
+        value is required (a checkbox excepted): a transition that accepts a
+        value needs it, and an empty one would be written as is.
         """
-        form_class = modelform_factory(type(record), fields=transition.accept)
+        form_class = modelform_factory(
+            type(record),
+            fields=transition.accept,
+            formfield_callback=partial(self.formfield_for_dbfield, request=request),
+        )
         for field in form_class.base_fields.values():
             if not isinstance(field, forms.BooleanField):
                 field.required = True
@@ -328,22 +356,52 @@ class WorkflowAdminMixin:
         return record
 
     def _workflow_form(
-        self, request: HttpRequest, record: Any, name: str, form: Any
+        self, request: HttpRequest, record: Any, transition: Any, form: Any
     ) -> HttpResponse:
+        workflow = type(record).workflow
+        label = workflow.transition_label(transition.name, record.current_step)
+        final = [workflow.step_label(t) for t in transition.targets if _is_terminal(workflow, t)]
+        info = self.model._meta.app_label, self.model._meta.model_name
+        site = self.admin_site.name
         context = {
             **self.admin_site.each_context(request),
-            "title": f"{name.replace('_', ' ').capitalize()}: {record}",
+            "title": f"{label}: {record}",
             "opts": self.model._meta,
             "original": record,
             "form": form,
-            "transition": name,
+            "media": self.media + (form.media if form else forms.Media()),
+            "transition_label": label,
+            "final_steps": final,
             "change_url": self._change_url(record) + _kept(request),
+            "changelist_url": reverse(f"{site}:{info[0]}_{info[1]}_changelist"),
+            "app_url": reverse(f"{site}:app_list", kwargs={"app_label": info[0]}),
+            "index_url": reverse(f"{site}:index"),
         }
         return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
 
     def _change_url(self, record: Any) -> str:
         info = self.model._meta.app_label, self.model._meta.model_name
         return reverse(f"{self.admin_site.name}:{info[0]}_{info[1]}_change", args=[record.pk])
+
+
+#: How the panel names a step's kind.
+KINDS = {
+    "automatic": "runs by itself",
+    "manual": "waits for a person",
+    "wait": "waits for a deadline",
+    "terminal": "final",
+}
+
+
+def _is_terminal(workflow: Any, step: str) -> bool:
+    return step in workflow.steps and workflow.steps[step].is_terminal
+
+
+def _asks(workflow: Any, transition: Any) -> bool:
+    """Whether a button opens a page first: to ask for values, or to confirm a final move."""
+    if transition is None:
+        return False
+    return bool(transition.accept) or any(_is_terminal(workflow, t) for t in transition.targets)
 
 
 def _kept(request: HttpRequest) -> str:
@@ -358,7 +416,8 @@ def describe_deadline(deadline: Any, record: Any, now: Any = None) -> str:
     due = deadline.due_at.astimezone(zone_of(record))
     left = deadline.due_at - (now or timezone.now())
     when = f"in {_span(left)}" if left.total_seconds() > 0 else f"overdue by {_span(-left)}"
-    return f"{deadline.name} due {due:%a} {due.day} {due:%b %H:%M} {due.tzname()} ({when})"
+    name = humanise(deadline.name)
+    return f"{name} due {due:%a} {due.day} {due:%b %H:%M} {due.tzname()} ({when})"
 
 
 def _span(length: timedelta) -> str:

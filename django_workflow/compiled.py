@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from .columns import STATE_ENTERED_AT
-from .declaration import Step, Transition, Undo
+from .declaration import Step, Transition, Undo, humanise
 from .work import Work, compile_works
 
 __all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
@@ -145,8 +145,26 @@ class CompiledWorkflow:
         rows = self.model._base_manager.using(using)
         return rows.alias(**self.calculations) if self.calculations else rows
 
-    def choices(self) -> list[tuple[str, str]]:
-        return [(name, name.replace("_", " ").capitalize()) for name in self.steps]
+    def choices(self) -> list[tuple[str, Any]]:
+        return [(name, self.step_label(name)) for name in self.steps]
+
+    def step_label(self, name: str) -> Any:
+        """A step's ``label``, else its humanised name (also for undeclared steps)."""
+        step = self.steps.get(name)
+        label = getattr(step, "label", None)
+        return label if label is not None else humanise(name)
+
+    def transition_label(self, name: str, step_name: str | None = None) -> Any:
+        """How transition ``name`` reads: as ``step_name`` declares it, else as the first
+        step that gives it a ``label``, else its humanised name."""
+        declared = self.transition(step_name, name) if step_name else None
+        if declared is not None:
+            return declared.title
+        for step in self.steps.values():
+            for transition in step.transitions:
+                if transition.name == name and transition.label is not None:
+                    return transition.label
+        return humanise(name)
 
 
 def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:

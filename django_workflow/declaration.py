@@ -54,6 +54,7 @@ class Transition:
     to: str | None
     accept: tuple[str, ...]
     undoable: bool
+    label: Any
 
     def __init__(
         self,
@@ -62,12 +63,19 @@ class Transition:
         to: str | None = None,
         accept: Any = (),
         undoable: bool = False,
+        label: Any = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
         object.__setattr__(self, "to", to)
         object.__setattr__(self, "accept", _as_tuple(accept))
         object.__setattr__(self, "undoable", undoable)
+        object.__setattr__(self, "label", label)
+
+    @property
+    def title(self) -> Any:
+        """What people read: ``label``, else the humanised name."""
+        return self.label if self.label is not None else humanise(self.name)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -122,6 +130,7 @@ class Step:
     policy: Policy | None
     retry: Retry | None
     time_limit: Duration | None
+    label: Any
 
     def __init__(
         self,
@@ -134,6 +143,7 @@ class Step:
         policy: Policy | None = None,
         retry: Retry | None = None,
         time_limit: Duration | None = None,
+        label: Any = None,
     ) -> None:
         values = dict(
             children=children,
@@ -145,6 +155,7 @@ class Step:
             policy=policy,
             retry=retry,
             time_limit=time_limit,
+            label=label,
         )
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -197,6 +208,12 @@ class Step:
         if self.is_terminal:
             return "terminal"
         return "wait"  # only timeouts and every
+
+
+def humanise(name: Any) -> str:
+    """``"payment_failed"`` → ``"Payment failed"``: the default label of a name."""
+    text = str(name).replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

@@ -102,7 +102,7 @@ def test_a_button_runs_the_transition_as_the_logged_in_user(admin_client, admin_
     row = decision.history().last()
     assert (row.actor, row.transition_name) == (admin_user, "reject")
     page = admin_client.get(change_url(decision))
-    assert "reject: now in rejected." in [str(m) for m in page.context["messages"]]
+    assert "Reject: now in Rejected." in [str(m) for m in page.context["messages"]]
 
 
 def test_a_transition_that_accepts_fields_asks_for_them(admin_client):
@@ -164,16 +164,16 @@ def test_undo_and_redo_are_buttons_named_for_what_they_reverse(admin_client, adm
     decision = Decision.objects.create()
     admin_client.post(action_url(decision, "reject"))
     page = admin_client.get(change_url(decision))
-    assert page.context["workflow"]["undo_label"] == "Undo reject"
+    assert page.context["workflow"]["undo_label"] == "Undo “Reject”"
     admin_client.post(action_url(decision, "undo"))
     assert Decision.objects.get(pk=decision.pk).state == "pending"
     page = admin_client.get(change_url(decision))
-    assert page.context["workflow"]["undo_label"] == "Redo reject"
+    assert page.context["workflow"]["undo_label"] == "Redo “Reject”"
     assert "<td>undo of reject</td>" in page.content.decode()
     admin_client.post(action_url(decision, "undo"))
     page = admin_client.get(change_url(decision))
     assert Decision.objects.get(pk=decision.pk).state == "rejected"
-    assert page.context["workflow"]["undo_label"] == "Undo reject"
+    assert page.context["workflow"]["undo_label"] == "Undo “Reject”"
     assert "<td>redo of reject</td>" in page.content.decode()
 
 
@@ -190,14 +190,14 @@ def test_pending_deadlines_show_their_due_time_in_the_workflows_zone_and_how_far
     time_machine.move_to(datetime(2026, 11, 30, 15, 0, tzinfo=UTC), tick=False)
     proposal = Proposal.objects.create()
     pending = admin_client.get(change_url(proposal)).context["workflow"]["pending"]
-    assert pending[0] == "reminder due Wed 2 Dec 15:00 UTC (in 2 d)"
+    assert pending[0] == {"text": "Reminder due Wed 2 Dec 15:00 UTC (in 2 d)", "overdue": False}
 
 
 def test_a_deadline_reads_in_the_records_zone_and_says_when_it_is_overdue(time_machine):
     time_machine.move_to(datetime(2026, 11, 27, 15, 0, tzinfo=UTC), tick=False)  # a Friday
     claim = Claim.objects.create()  # Zagreb, business days
     [reminder] = [d for d in claim.pending_deadlines() if d.name == "reminder"]
-    assert describe_deadline(reminder, claim) == "reminder due Wed 2 Dec 16:00 CET (in 5 d)"
+    assert describe_deadline(reminder, claim) == "Reminder due Wed 2 Dec 16:00 CET (in 5 d)"
     later = reminder.due_at + timedelta(hours=5, minutes=10)
     assert describe_deadline(reminder, claim, now=later).endswith("(overdue by 5 h)")
 
@@ -284,13 +284,13 @@ def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client
     Proposal.objects.create()
     page = admin_client.get("/admin/testapp/proposal/")
     assert page.context["cl"].filter_specs[0].title == "state"
-    assert "reminder due Wed 3 Jun 09:00" in page.content.decode()
+    assert "Reminder due Wed 3 Jun 09:00" in page.content.decode()
     assert "workflow-overdue" not in page.content.decode()
     time_machine.move_to(datetime(2026, 6, 4, 9, 0, tzinfo=UTC), tick=False)
     page = admin_client.get("/admin/testapp/proposal/", {"state": "review"})
     assert page.context["cl"].result_count == 1
     assert (
-        '<span class="workflow-overdue">reminder due Wed 3 Jun 09:00 UTC (overdue by 1 d)</span>'
+        '<span class="workflow-overdue">Reminder due Wed 3 Jun 09:00 UTC (overdue by 1 d)</span>'
         in page.content.decode()
     )
 
@@ -311,3 +311,47 @@ def test_a_halted_automatic_step_says_why_and_offers_retry_now(admin_client, tim
     Sync.objects.filter(pk=sync.pk).update(broken=False)
     admin_client.post(attempt["retry_url"])  # queued on django-q2; the test cluster runs it inline
     assert Sync.objects.get(pk=sync.pk).state == "pushed"
+
+
+def test_labels_name_the_step_its_buttons_the_message_and_the_history(admin_client):
+    decision = Decision.objects.create()
+    page = admin_client.get(change_url(decision))
+    labels = {a["name"]: a["label"] for a in page.context["workflow"]["actions"]}
+    assert labels == {"approve": "Approve", "reject": "Reject", "hold": "Put on hold"}
+    assert ">Put on hold</button>" in page.content.decode()
+    admin_client.post(action_url(decision, "hold"))
+    page = admin_client.get(change_url(decision))
+    assert "Put on hold: now in On hold." in [str(m) for m in page.context["messages"]]
+    assert page.context["workflow"]["current_label"] == "On hold"
+    assert '<span class="workflow-current" data-step="held">On hold</span>' in (
+        page.content.decode()
+    )
+    newest = page.context["workflow"]["history"][0]
+    assert (newest.from_label, newest.to_label) == ("Pending", "On hold")
+    assert dict(Decision._meta.get_field("state").choices)["held"] == "On hold"
+
+
+def test_a_move_into_a_final_step_asks_for_confirmation_first(admin_client):
+    ticket = Ticket.objects.create()
+    page = admin_client.get(change_url(ticket))
+    close = next(a for a in page.context["workflow"]["actions"] if a["name"] == "close")
+    assert close["asks"] and f'href="{close["url"]}"' in page.content.decode()
+    confirm = admin_client.get(action_url(ticket, "close"))
+    assert confirm.status_code == 200
+    assert "to Closed, a final step" in confirm.content.decode()
+    assert Ticket.objects.get(pk=ticket.pk).state == "new"
+    admin_client.post(action_url(ticket, "close"))
+    assert Ticket.objects.get(pk=ticket.pk).state == "closed"
+
+
+def test_the_transition_form_has_the_admins_widgets_and_a_breadcrumb(admin_client):
+    from example_project.dunning.models import Subscription
+
+    subscription = Subscription.objects.create()
+    url = f"/admin/dunning/subscription/{subscription.pk}/workflow/payment_failed/"
+    html = admin_client.get(url).content.decode()
+    assert 'class="vDateField"' in html and 'class="vTimeField"' in html
+    assert "admin/js/admin/DateTimeShortcuts.js" in html
+    change = f"/admin/dunning/subscription/{subscription.pk}/change/"
+    assert f'&rsaquo; <a href="{change}">' in html
+    assert 'value="Payment failed"' in html

@@ -89,7 +89,7 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         self.driver.find_element(By.CSS_SELECTOR, "button[data-transition=reject]").click()
         WebDriverWait(self.driver, 10).until(
             lambda driver: (
-                driver.find_element(By.CSS_SELECTOR, ".workflow-current").text == "rejected"
+                driver.find_element(By.CSS_SELECTOR, ".workflow-current").text == "Rejected"
             )
         )
         current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")

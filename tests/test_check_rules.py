@@ -112,3 +112,24 @@ def test_an_undo_of_the_wrong_type_is_reported_once_not_as_missing(declare):
         done = Step()
 
     assert ids(declare(Workflow)) == ["E027"]
+
+
+def test_a_label_that_is_not_text_is_an_error(declare):
+    class Workflow:
+        start = Step(Transition("go", to="done", label=3), label=["Start"])
+        done = Step()
+
+    errors = check_model(declare(Workflow))
+    assert [e.id for e in errors] == ["django_workflow.E031", "django_workflow.E031"]
+    assert "step 'start' has label=['Start']" in errors[0].msg
+    assert "step 'start', transition 'go' has label=3" in errors[1].msg
+
+
+def test_lazy_translations_are_labels(declare):
+    from django.utils.translation import gettext_lazy
+
+    class Workflow:
+        start = Step(Transition("go", to="done", label=gettext_lazy("Go on")), label="Begin")
+        done = Step()
+
+    assert ids(declare(Workflow)) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.functional import Promise
+
 from ..compiled import CompiledWorkflow
 from ..declaration import Every, Retry, Route, Step, Timeout, Transition
 from ..generation import STATE_MAX_LENGTH
@@ -193,8 +195,23 @@ def _check_time_limit(model: Any, name: str, step: Step) -> Messages:
     yield from check_duration(model, f"{where(name)} time_limit", step.time_limit)
 
 
+def _check_labels(model: Any, name: str, step: Step) -> Messages:
+    """E031: a label is text or a lazy translation, shown wherever the name would be."""
+    labelled = [(where(name), step.label)]
+    labelled += [(where(name, f"transition {t.name!r}"), t.label) for t in step.transitions]
+    for place, label in labelled:
+        if label is not None and not isinstance(label, str | Promise):
+            yield error(
+                model,
+                f"{place} has label={label!r}, which is not text.",
+                'Give a string or a lazy translation: label=_("Awaiting interview").',
+                "E031",
+            )
+
+
 STEP_RULES = (
     _check_name,
+    _check_labels,
     _check_terminal,
     _check_kind,
     _check_children,

@@ -462,12 +462,12 @@ class Decision(WorkflowModel):
         pending = Step(
             Transition("approve", to="checking", undoable=True, accept=["note"]),
             Transition("reject", to="rejected", undoable=True),
-            Transition("hold", to="held"),
+            Transition("hold", to="held", label="Put on hold"),
         )
         checking = Step(action="verify", on_success="approved")
         approved = Step()
         rejected = Step(Transition("reopen", to="pending"))
-        held = Step(Transition("release", to="pending"))
+        held = Step(Transition("release", to="pending"), label="On hold")
 
     def verify(self):
         pass
