@@ -45,7 +45,7 @@ from .scheduling import due_at
 from .signals import entered_step, step_changed, work_failed, work_halted
 from .work import Work
 
-logger = logging.getLogger("django_workflow")
+logger = logging.getLogger(__name__)
 
 #: What an action may raise and still count as a failed attempt (a time limit included).
 ACTION_FAILURES = (Exception, TimeLimitExceeded)
@@ -288,22 +288,14 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
             move(record, guard, entry_changes(workflow, target, timezone.now()), event)
         return target
     except ACTION_FAILURES as error:
-        _log_failure(model, pk, work, attempt, error)
         return _fail_attempt(rows, pk, work, attempt, error, db)
-
-
-def _log_failure(model: Any, pk: Any, work: Work, attempt: int, error: BaseException) -> None:
-    """One line per failed attempt; the traceback only at DEBUG."""
-    text = error_text(error).splitlines()[0][:300]
-    logger.warning("%s %s: %s attempt %d failed: %s", model.__name__, pk, work.name, attempt, text)
-    logger.debug("%s %s: %s attempt %d", model.__name__, pk, work.name, attempt, exc_info=error)
 
 
 def _release(model: Any, pk: Any, work: Work, db: str) -> None:
     try:
         retrying.release(model, pk, work, db)
     except Exception:  # the heartbeat expires it in time all the same
-        logger.exception("%s %s: could not release %s", model.__name__, pk, work.name)
+        logger.exception("%s %s: could not release %s", model._meta.label, pk, work.name)
 
 
 def _fail_attempt(
@@ -323,7 +315,8 @@ def attempt_failed(
     """Retry after the backoff, take ``on_error``, or halt, by what is left of the budget.
 
     ``due`` is the round of a deadline (its due instant); an automatic step's
-    round is its entry. Returns the step taken on error, or ``None``.
+    round is its entry. Every failed attempt, whatever follows, is one WARNING
+    line. Returns the step taken on error, or ``None``.
     """
     model = type(record)
     declared = model.workflow.steps[work.step]
@@ -331,26 +324,58 @@ def attempt_failed(
     text = error_text(error)
     name = work.entity
     if attempt < work.retry.max_attempts:
-        retry_at = timezone.now() + retrying.backoff(work.retry, attempt)
+        wait = retrying.backoff(work.retry, attempt)
+        retry_at = timezone.now() + wait
         retrying.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
+        _log_failure(record, work, attempt, error, f"next attempt in {_seconds(wait)}")
         return None
     on_error = declared.on_error if work.kind == WorkKind.STEP else None
     if on_error is None:
         retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
         log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
         _send_after_commit(work_halted, record, work, attempt, error, db)
+        _log_failure(record, work, attempt, error, "halted")
         return None
     retrying.forget(model, record.pk, work, db)
     guard = {model.workflow.state_attribute: work.step}
     event = Event(work.step, on_error, name, Trigger.ERROR_PATH, None, error, attempt)
     move(record, guard, entry_changes(model.workflow, on_error, timezone.now()), event)
+    _log_failure(record, work, attempt, error, f"on_error: {on_error}")
     return on_error
+
+
+def _log_failure(record: Any, work: Work, attempt: int, error: BaseException, then: str) -> None:
+    """The one WARNING line of a failed attempt; its traceback, if it has one, at DEBUG."""
+    label, budget = type(record)._meta.label, work.retry.max_attempts
+    logger.warning(
+        "%s %s: %s failed, attempt %d of %d: %s (%s)",
+        *(label, record.pk, work.name, attempt, budget, error_summary(error), then),
+    )
+    if error.__traceback__ is not None:
+        logger.debug(
+            "%s %s: %s attempt %d of %d, traceback:",
+            *(label, record.pk, work.name, attempt, budget),
+            exc_info=(type(error), error, error.__traceback__),
+        )
+
+
+def _seconds(wait: Any) -> str:
+    return f"{wait.total_seconds():g} s"
 
 
 def error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
+
+
+def error_summary(error: BaseException, limit: int = 300) -> str:
+    """The exception's class and the first line of its message, for a log line."""
+    lines = str(error).strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > limit:
+        first = first[: limit - 1] + "…"
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
 def _send_after_commit(
@@ -399,7 +424,6 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
         if record is None:
             raise
         attempt = (attempt_row.attempts if attempt_row else 0) + 1
-        _log_failure(model, pk, work, attempt, error)
         with transaction.atomic(using=db):
             attempt_failed(record, work, attempt, error, db, due=due)
         return False

@@ -24,7 +24,7 @@ from .scheduling import due_at
 from .signals import work_fired
 from .work import Work
 
-logger = logging.getLogger("django_workflow")
+logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 500
 #: SQLite has one writer; another writer kept waiting retries after 1, 3, 8, 18, 33 and

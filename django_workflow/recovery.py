@@ -24,7 +24,7 @@ from .models import WorkAttempt
 from .queueing import enqueue_step
 from .retrying import RECOVERING, lease, running
 
-logger = logging.getLogger("django_workflow")
+logger = logging.getLogger(__name__)
 
 
 def renew(node: str, now: datetime | None = None) -> int:

@@ -30,7 +30,7 @@ from .recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
 from .schedulers.precise import PreciseScheduler, Timeline
 
-logger = logging.getLogger("django_workflow")
+logger = logging.getLogger(__name__)
 
 PR_SET_CHILD_SUBREAPER = 36
 

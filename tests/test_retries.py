@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 
 from django_workflow import Retry
-from django_workflow.engine import run_step
+from django_workflow.engine import error_summary, run_step
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.retrying import backoff, start_attempt
 from django_workflow.signals import work_failed, work_halted
@@ -189,16 +189,76 @@ def test_a_new_round_gives_a_halted_timeout_a_fresh_budget(clock):
     assert Monitor.objects.get(pk=monitor.pk).checks == 1
 
 
-def test_a_failed_attempt_is_one_warning_line_with_the_traceback_at_debug(
-    clock, failing_candidate, caplog
-):
+def warning_lines(caplog):
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+@pytest.fixture
+def workflow_logs(caplog):
     caplog.set_level(logging.DEBUG, logger="django_workflow")
+    return caplog
+
+
+def test_a_failed_attempt_is_one_warning_line_with_the_traceback_at_debug(
+    clock, failing_candidate, workflow_logs
+):
+    pk = failing_candidate.pk
     screen_at(clock, failing_candidate, timedelta(0))
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert [r.getMessage() for r in warnings] == [
-        f"Candidate {failing_candidate.pk}: step:screening attempt 1 failed: "
-        "ValueError: negative resume"
+    [warning] = [r for r in workflow_logs.records if r.levelno == logging.WARNING]
+    assert warning.getMessage() == (
+        f"testapp.Candidate {pk}: step:screening failed, attempt 1 of 3: "
+        "ValueError: negative resume (next attempt in 30 s)"
+    )
+    assert warning.name == "django_workflow.engine" and warning.exc_info is None
+    [debug] = [r for r in workflow_logs.records if r.levelno == logging.DEBUG]
+    assert debug.exc_info[1].args == ("negative resume",)
+    assert "run_screening" in workflow_logs.text  # the traceback reaches the action's frame
+    assert not [r for r in workflow_logs.records if r.levelno >= logging.ERROR]
+
+    workflow_logs.clear()
+    for offset in (30, 60):
+        screen_at(clock, failing_candidate, timedelta(seconds=offset))
+    assert warning_lines(workflow_logs) == [
+        f"testapp.Candidate {pk}: step:screening failed, attempt 2 of 3: "
+        "ValueError: negative resume (next attempt in 30 s)",
+        f"testapp.Candidate {pk}: step:screening failed, attempt 3 of 3: "
+        "ValueError: negative resume (on_error: screening_failed)",
     ]
-    assert warnings[0].exc_info is None
-    assert any(r.levelno == logging.DEBUG and r.exc_info for r in caplog.records)
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not [r for r in workflow_logs.records if r.levelno >= logging.ERROR]
+
+
+def test_a_failed_timeout_action_is_one_warning_line_per_attempt(clock, workflow_logs):
+    monitor = Monitor.objects.create(next_check_at=T + timedelta(hours=1), fail_checks=True)
+    for minutes in (60, 65, 70):
+        clock.move_to(T + timedelta(minutes=minutes), tick=False)
+        run_due_work()
+    prefix = f"testapp.Monitor {monitor.pk}: timeout:monitoring.check failed"
+    error = "RuntimeError: check failed"
+    assert warning_lines(workflow_logs) == [
+        f"{prefix}, attempt 1 of 3: {error} (next attempt in 300 s)",
+        f"{prefix}, attempt 2 of 3: {error} (next attempt in 300 s)",
+        f"{prefix}, attempt 3 of 3: {error} (halted)",
+    ]
+    assert len([r for r in workflow_logs.records if r.levelno == logging.DEBUG]) == 3
+    assert not [r for r in workflow_logs.records if r.levelno >= logging.ERROR]
+
+
+def test_a_poison_pill_is_a_warning_line_too_without_a_traceback(clock, workflow_logs):
+    record = Sync.objects.create()
+    work = Sync.workflow.work("step:pushing")
+    for minutes in (0, 2, 4):  # three workers started it and were killed
+        clock.move_to(T + timedelta(minutes=minutes), tick=False)
+        now = T + timedelta(minutes=minutes)
+        start_attempt(Sync, record.pk, work, record.state_entered_at, now, "default")
+    clock.move_to(T + timedelta(minutes=6), tick=False)
+    run_step(Sync, record.pk, "pushing")
+    [line] = warning_lines(workflow_logs)
+    assert line.startswith(f"testapp.Sync {record.pk}: step:pushing failed, attempt 1 of 2: ")
+    assert "PoisonPill: the attempt was interrupted 3 times" in line
+    assert not [r for r in workflow_logs.records if r.levelno == logging.DEBUG]
+
+
+def test_an_error_summary_is_one_line():
+    assert error_summary(ValueError("first\nsecond")) == "ValueError: first"
+    assert error_summary(KeyError()) == "KeyError"
+    assert len(error_summary(ValueError("x" * 1000))) == len("ValueError: ") + 300

@@ -31,7 +31,7 @@ from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler
 
-logger = logging.getLogger("django_workflow")
+logger = logging.getLogger(__name__)
 
 PREFIX = "workflow:"
 POLL_TASK = "django_workflow.schedulers.polling.poll"

@@ -34,7 +34,7 @@ from ..signals import step_changed
 from ..work import Work
 from .base import Scheduler, model_of
 
-logger = logging.getLogger("django_workflow")
+logger = logging.getLogger(__name__)
 
 LEASE_NAME = "precise-timeline"
 SWEEP_LIMIT = 10_000
