@@ -1,8 +1,6 @@
 """The polling scheduler: Schedules in sync with the Works, one query a poll (docs/worker.md)."""
 
 import ast
-import io
-import logging
 from datetime import timedelta
 
 import pytest
@@ -11,7 +9,6 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_q.models import OrmQ, Schedule
 
-from django_workflow.management.commands.workflow_worker import Command as WorkerCommand
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.polling import PollingScheduler, poll, schedule_name
 from django_workflow.signals import work_fired
@@ -92,30 +89,3 @@ def test_work_fired_reports_each_run():
     finally:
         work_fired.disconnect(listener)
     assert (Batch, "timeout:waiting.expire", 2) in received
-
-
-@pytest.fixture
-def quiet_loggers():
-    """Put the loggers the worker command configures back as they were."""
-    loggers = [logging.getLogger("django_workflow"), logging.getLogger("django-q")]
-    saved = [
-        (lg, lg.level, list(lg.handlers), [h.formatter for h in lg.handlers]) for lg in loggers
-    ]
-    yield
-    for logger, level, handlers, formatters in saved:
-        logger.setLevel(level)
-        logger.handlers[:] = handlers
-        for handler, formatter in zip(handlers, formatters, strict=True):
-            handler.setFormatter(formatter)
-
-
-def test_the_worker_silences_django_q2_idle_chatter_and_shares_one_log_format(quiet_loggers):
-    logging.getLogger("django_workflow").handlers.clear()
-    WorkerCommand(stdout=io.StringIO())._log_to_stdout(1)
-    queue_logger = logging.getLogger("django-q")
-    assert queue_logger.level == logging.WARNING
-    [ours] = logging.getLogger("django_workflow").handlers
-    assert all(h.formatter._fmt == ours.formatter._fmt for h in queue_logger.handlers)
-    queue_logger.setLevel(logging.INFO)
-    WorkerCommand(stdout=io.StringIO())._log_to_stdout(2)
-    assert queue_logger.level == logging.INFO  # -v 2 keeps django-q2's own lines

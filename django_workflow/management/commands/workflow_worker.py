@@ -22,8 +22,12 @@ from django_workflow.schedulers.precise import PreciseScheduler
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
 
+#: The worker's lines and django-q2's, like
+#: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local
+#: time, which Django sets to ``TIME_ZONE``).
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
+#: django-q2's logger (its name is fixed; ``Q_CLUSTER["name"]`` does not change it).
+QUEUE_LOGGER = "django-q"
 
 
 class Command(BaseCommand):
@@ -42,7 +46,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self._log_to_stdout(options["verbosity"])
+        configure_logging(options["verbosity"], self.stdout)
         works = all_works()
         self._summary(works)
         if options["once"]:
@@ -74,18 +78,33 @@ class Command(BaseCommand):
                 f"check {work.check_interval}]"
             )
 
-    def _log_to_stdout(self, verbosity: int) -> None:
-        """The workflow's lines on stdout, django-q2's in the same format; django-q2's
-        idle INFO chatter only from verbosity 2 or an explicit ``Q_CLUSTER["log_level"]``."""
-        formatter = logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT)
-        logger = logging.getLogger("django_workflow")
-        if verbosity >= 1 and not logger.handlers:
-            handler = logging.StreamHandler(self.stdout)
+
+def configure_logging(verbosity: int, stream: Any) -> None:
+    """The workflow's lines on ``stream`` and django-q2's, in one format.
+
+    A logger configured in ``LOGGING`` is left as configured (django-q2's also
+    by ``Q_CLUSTER["log_level"]``). Otherwise the workflow logs WARNING at
+    verbosity 0, INFO from 1 and DEBUG (tracebacks of failed attempts) from 3,
+    and django-q2's idle INFO chatter shows only from verbosity 2.
+    """
+    formatter = logging.Formatter(LOG_FORMAT)
+    configured = (getattr(settings, "LOGGING", None) or {}).get("loggers", {})
+    ours = logging.getLogger("django_workflow")
+    levels = {0: logging.WARNING, 1: logging.INFO, 2: logging.INFO}
+    if "django_workflow" not in configured:
+        if not ours.hasHandlers():  # a root handler of the project's would print each line twice
+            handler = logging.StreamHandler(stream)
             handler.setFormatter(formatter)
-            logger.addHandler(handler)
-            logger.setLevel(logging.DEBUG if verbosity >= 3 else logging.INFO)
-        queue_logger = logging.getLogger("django-q")
-        for handler in queue_logger.handlers:
-            handler.setFormatter(formatter)
-        if verbosity < 2 and "log_level" not in (getattr(settings, "Q_CLUSTER", None) or {}):
-            queue_logger.setLevel(logging.WARNING)
+            ours.addHandler(handler)
+        ours.setLevel(levels.get(verbosity, logging.DEBUG))
+    queue = logging.getLogger(QUEUE_LOGGER)
+    if QUEUE_LOGGER in configured:
+        # django-q2 sets its level from Q_CLUSTER when nothing handles its lines, over LOGGING's.
+        level = configured[QUEUE_LOGGER].get("level")
+        if level is not None:
+            queue.setLevel(level)
+        return
+    for handler in queue.handlers:  # django-q2's own, "%H:%M:%S [Q] ..." otherwise
+        handler.setFormatter(formatter)
+    if "log_level" not in (getattr(settings, "Q_CLUSTER", None) or {}):
+        queue.setLevel(logging.WARNING if verbosity < 2 else levels.get(verbosity, logging.DEBUG))

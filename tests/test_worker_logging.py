@@ -1,0 +1,111 @@
+"""What ``workflow_worker`` logs and how: its loggers set up by verbosity (docs/worker.md)."""
+
+import io
+import logging
+
+import pytest
+from _pytest.logging import LogCaptureHandler
+from django.test import override_settings
+
+from django_workflow.management.commands.workflow_worker import (
+    LOG_FORMAT,
+    QUEUE_LOGGER,
+    configure_logging,
+)
+
+NO_LOGGING = override_settings(LOGGING={}, Q_CLUSTER={"name": "workflow", "orm": "default"})
+
+
+@pytest.fixture
+def loggers(monkeypatch):
+    """The two loggers as a worker process starts with them (django-q2's with its own
+    handler), put back as they were afterwards."""
+    ours, queue = logging.getLogger("django_workflow"), logging.getLogger(QUEUE_LOGGER)
+    for logger in (ours, queue):
+        monkeypatch.setattr(logger, "handlers", [])
+        monkeypatch.setattr(logger, "level", logger.level)
+    own = logging.StreamHandler(io.StringIO())  # what django-q2 installs when nothing handles it
+    own.setFormatter(logging.Formatter("%(asctime)s [Q] %(levelname)s %(message)s", "%H:%M:%S"))
+    queue.addHandler(own)
+    queue.setLevel(logging.INFO)
+    return ours, queue
+
+
+def django_q2_own(queue):
+    [own] = [h for h in queue.handlers if not isinstance(h, LogCaptureHandler)]
+    return own
+
+
+def configure(verbosity, stream=None, root_handlers=()):
+    """``configure_logging`` as in a worker process: the root logger has ``root_handlers``
+    only, and pytest's capturing handlers (on the root and on django-q2's logger, which
+    does not propagate) are out of the way meanwhile."""
+    queue = logging.getLogger(QUEUE_LOGGER)
+    saved = logging.root.handlers[:], queue.handlers[:]
+    logging.root.handlers[:] = root_handlers
+    queue.handlers[:] = [h for h in saved[1] if not isinstance(h, LogCaptureHandler)]
+    try:
+        configure_logging(verbosity, stream or io.StringIO())
+    finally:
+        logging.root.handlers[:], queue.handlers[:] = saved
+
+
+@NO_LOGGING
+def test_by_default_django_q2_chatter_is_off_and_both_share_one_format(loggers):
+    ours, queue = loggers
+    out = io.StringIO()
+    configure(1, out)
+    assert (ours.level, queue.level) == (logging.INFO, logging.WARNING)
+    [handler] = ours.handlers
+    assert [h.formatter._fmt for h in (handler, django_q2_own(queue))] == [LOG_FORMAT] * 2
+    logging.getLogger("django_workflow.engine").warning("a line")
+    queue.info("idle")  # like django-q2's dozen lines a minute: hidden
+    assert django_q2_own(queue).stream.getvalue() == ""
+    date, time, rest = out.getvalue().split(" ", 2)
+    assert len(date) == 10 and date[4] == date[7] == "-"  # 2026-11-30
+    assert len(time) == 12 and time[8] == ","  # 05:40:12,123
+    assert rest == "WARNING django_workflow.engine: a line\n"
+
+
+@NO_LOGGING
+def test_verbosity_2_keeps_django_q2_info_lines_and_3_shows_tracebacks(loggers):
+    ours, queue = loggers
+    configure(2)
+    assert (ours.level, queue.level) == (logging.INFO, logging.INFO)
+    configure(3)
+    assert ours.level == logging.DEBUG
+    assert len(ours.handlers) == 1  # never a second handler
+
+
+@NO_LOGGING
+def test_verbosity_0_keeps_the_warnings_of_both(loggers):
+    ours, queue = loggers
+    configure(0)
+    assert (ours.level, queue.level) == (logging.WARNING, logging.WARNING)
+
+
+@NO_LOGGING
+def test_a_project_root_handler_gets_the_lines_once(loggers):
+    ours, _queue = loggers
+    configure(1, root_handlers=[logging.NullHandler()])
+    assert ours.handlers == [] and ours.level == logging.INFO
+
+
+@override_settings(Q_CLUSTER={"name": "workflow", "log_level": "INFO"}, LOGGING={})
+def test_q_cluster_log_level_keeps_its_level_in_our_format(loggers):
+    _ours, queue = loggers
+    configure(1)
+    assert queue.level == logging.INFO
+    assert django_q2_own(queue).formatter._fmt == LOG_FORMAT
+
+
+@override_settings(
+    LOGGING={"loggers": {QUEUE_LOGGER: {"level": "ERROR"}, "django_workflow": {"level": "ERROR"}}}
+)
+def test_loggers_configured_in_logging_are_left_as_configured(loggers):
+    ours, queue = loggers
+    ours.setLevel(logging.ERROR)
+    configure(2)
+    assert ours.level == logging.ERROR and ours.handlers == []
+    assert queue.level == logging.ERROR  # django-q2 had put its Q_CLUSTER level over it
+    assert django_q2_own(queue).formatter._fmt != LOG_FORMAT
