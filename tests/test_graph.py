@@ -134,12 +134,25 @@ def test_the_command_explains_a_wrong_model(label):
         call_command("workflow_graph", label)
 
 
-def test_the_command_takes_a_model_name_alone_when_one_workflow_model_has_it():
+@pytest.mark.parametrize("name", ["decision", "Decision", "DECISION"])
+def test_the_command_takes_a_model_name_alone_when_one_workflow_model_has_it(name):
     out = io.StringIO()
-    call_command("workflow_graph", "decision", stdout=out)
+    call_command("workflow_graph", name, stdout=out)
     assert out.getvalue().strip() == DECISION_MERMAID
 
 
 def test_the_command_asks_for_the_app_label_when_the_name_is_shared():
-    with pytest.raises(CommandError, match=r"hiring\.Candidate, testapp\.Candidate"):
-        call_command("workflow_graph", "Candidate")
+    with pytest.raises(
+        CommandError, match=r"called 'candidate': hiring\.Candidate, testapp\.Candidate\."
+    ):
+        call_command("workflow_graph", "candidate")
+
+
+@pytest.mark.parametrize("name", ["Nobody", "testapp.Nobody"])
+def test_an_unknown_name_lists_the_workflow_models(name):
+    with pytest.raises(CommandError) as raised:
+        call_command("workflow_graph", name)
+    message = str(raised.value)
+    assert "Workflow models: " in message
+    assert "approvals.Document" in message and "testapp.Decision" in message
+    assert "auth.User" not in message

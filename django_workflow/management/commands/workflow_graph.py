@@ -30,16 +30,22 @@ class Command(BaseCommand):
 
 
 def _model(name: str) -> Any:
-    """The model ``app_label.ModelName``, or the one workflow model called ``ModelName``."""
+    """The model ``app_label.ModelName``, or the one workflow model called ``ModelName``
+    (in any case); otherwise an error that lists the workflow models to choose from."""
     if "." in name:
         try:
             return apps.get_model(name)
         except (LookupError, ValueError) as error:
-            raise CommandError(f"{name!r} is not a model: {error}") from error
+            raise CommandError(f"{name!r} is not a model: {error}. {_choices()}") from error
     found = [m for m in workflow_models() if m.__name__.lower() == name.lower()]
     if len(found) == 1:
         return found[0]
     if not found:
-        raise CommandError(f"No workflow model is called {name!r}; name it as app_label.Model.")
+        raise CommandError(f"No workflow model is called {name!r}. {_choices()}")
     labels = ", ".join(sorted(m._meta.label for m in found))
-    raise CommandError(f"Several workflow models are called {name!r} ({labels}); name one.")
+    raise CommandError(f"Several workflow models are called {name!r}: {labels}. Name one.")
+
+
+def _choices() -> str:
+    labels = sorted(m._meta.label for m in workflow_models())
+    return f"Workflow models: {', '.join(labels)}." if labels else "No workflow model exists."
