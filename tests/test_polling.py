@@ -50,6 +50,24 @@ def test_sync_adds_updates_and_removes_schedules():
     assert Schedule.objects.filter(name="not-ours").exists()
 
 
+def test_after_a_sync_every_schedule_is_due_at_once_whatever_its_cron(time_machine):
+    """A worker starting polls every group at django-q2's first pass: an hourly group
+    must not wait for its next tick (up to an hour) to fire what is already due."""
+    time_machine.move_to("2026-06-01 09:01:00Z", tick=False)
+    scheduler, works = PollingScheduler(), all_works()
+    scheduler.sync(works)
+    ours = Schedule.objects.filter(name__startswith="workflow:")
+    hourly = ours.get(name=schedule_name("dunning.Subscription", "0 * * * *", "workflow"))
+    assert hourly.next_run == timezone.now()
+    assert not ours.filter(next_run__gt=timezone.now()).exists()
+    ours.update(next_run=timezone.now() + timedelta(minutes=59))  # as django-q2 left them
+    Schedule.objects.create(name="not-ours", func="y", next_run=timezone.now() + timedelta(hours=1))
+    time_machine.move_to("2026-06-01 09:30:00Z", tick=False)  # the worker restarts
+    assert scheduler.sync(works)["unchanged"] == ours.count()
+    assert set(ours.values_list("next_run", flat=True)) == {timezone.now()}
+    assert Schedule.objects.get(name="not-ours").next_run > timezone.now()
+
+
 def test_self_scheduled_and_precise_deadlines_are_not_polled():
     polled = {w.name for group in PollingScheduler().groups(all_works()).values() for w in group}
     assert "timeout:armed.ring" not in polled  # Alarm is precise

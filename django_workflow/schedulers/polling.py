@@ -18,7 +18,6 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from croniter import croniter
 from django.apps import apps
 from django.db import router
 from django.utils import timezone
@@ -58,9 +57,17 @@ class PollingScheduler(Scheduler):
         return dict(grouped)
 
     def sync(self, works: list[Work]) -> dict[str, int]:
-        """Add, update and remove the django-q2 Schedules so they match ``works``."""
+        """Add, update and remove the django-q2 Schedules so they match ``works``.
+
+        Every Schedule is due at once afterwards: the worker starting now polls
+        each group at django-q2's first look at its Schedules (about 30 s in),
+        so what fell due while no worker ran, or before a new Schedule's first
+        cron tick (up to an hour away for ``0 * * * *``), fires then, not at
+        the tick. After that first poll django-q2 follows the cron.
+        """
         from django_q.models import Schedule
 
+        now = timezone.now()
         counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0}
         wanted = {
             schedule_name(*key): (key, [w.name for w in group])
@@ -78,12 +85,12 @@ class PollingScheduler(Scheduler):
             }
             schedule = existing.pop(name, None)
             if schedule is None:
-                Schedule.objects.create(name=name, next_run=next_run(cron), **values)
+                Schedule.objects.create(name=name, next_run=now, **values)
                 counts["added"] += 1
             elif any(getattr(schedule, key) != value for key, value in values.items()):
                 for key, value in values.items():
                     setattr(schedule, key, value)
-                schedule.next_run = next_run(cron)
+                schedule.next_run = now
                 schedule.save()
                 counts["updated"] += 1
             else:
@@ -91,6 +98,7 @@ class PollingScheduler(Scheduler):
         for stale in existing.values():
             stale.delete()
             counts["removed"] += 1
+        Schedule.objects.filter(name__in=list(wanted), next_run__gt=now).update(next_run=now)
         return counts
 
 
@@ -101,10 +109,6 @@ def schedule_name(model_label: str, cron: str, queue: str) -> str:
         return name
     digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:12]
     return f"{PREFIX}{model_label[:70]}:{digest}"
-
-
-def next_run(cron: str, after: datetime | None = None) -> datetime:
-    return croniter(cron, after or timezone.now()).get_next(datetime)
 
 
 def poll(model_label: str, work_names: list[str], now: datetime | None = None) -> dict[str, int]:
