@@ -21,11 +21,12 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.text import capfirst
 
-from . import graph
+from . import graph, status
 from .declaration import humanise
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
-from .models import TransitionLog
+from .models import TransitionLog, WorkflowOverview
 from .queueing import attempt_row, retry_now
 from .scheduling import zone_of
 from .undo import undoable
@@ -90,6 +91,88 @@ class TransitionLogAdmin(admin.ModelAdmin):
         return False
 
 
+class WorkflowStatusFilter(admin.SimpleListFilter):
+    """Records with an overdue deadline, or whose automatic step halted."""
+
+    title = "workflow status"
+    parameter_name = "workflow"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("overdue", "Overdue deadline"), ("halted", "Halted")]
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        if self.value() == "overdue":
+            return queryset.filter(pk__in=status.overdue(queryset.model).values("pk"))
+        if self.value() == "halted":
+            return queryset.filter(pk__in=status.halted(queryset.model).values("pk"))
+        return queryset
+
+
+@admin.register(WorkflowOverview)
+class WorkflowOverviewAdmin(admin.ModelAdmin):
+    """The "Workflows" page: per model and step, records, overdue, halted, oldest entry.
+
+    Any active staff user may open it; it lists the models whose admin they may view.
+    """
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_staff
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        now = timezone.now()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Workflows",
+            "opts": self.model._meta,
+            "models": [self._model_rows(request, m, now) for m in self._viewable(request)],
+        }
+        return TemplateResponse(request, "admin/django_workflow/overview.html", context)
+
+    def _viewable(self, request: HttpRequest) -> list[Any]:
+        registry = self.admin_site._registry
+        return [
+            model
+            for model in workflow_models()
+            if model in registry and registry[model].has_view_or_change_permission(request)
+        ]
+
+    def _model_rows(self, request: HttpRequest, model: Any, now: Any) -> dict[str, Any]:
+        info = model._meta.app_label, model._meta.model_name
+        changelist = reverse(f"{self.admin_site.name}:{info[0]}_{info[1]}_changelist")
+        state = model.workflow.state_attribute
+
+        def link(step: str, **more: str) -> str:
+            return f"{changelist}?{urlencode({f'{state}__exact': step, **more})}"
+
+        return {
+            "name": capfirst(model._meta.verbose_name_plural),
+            "url": changelist,
+            "steps": [
+                {
+                    "row": row,
+                    "label": model.workflow.step_label(row.step),
+                    "url": link(row.step),
+                    "overdue_url": link(row.step, workflow="overdue"),
+                    "halted_url": link(row.step, workflow="halted"),
+                    "waiting": _span(now - row.oldest_entry) if row.oldest_entry else "",
+                }
+                for row in status.step_statuses(model, now)
+            ],
+        }
+
+
 class WorkflowAdminMixin:
     """Add to a ``ModelAdmin`` of a workflow model: the step, its buttons, diagram and history.
 
@@ -104,10 +187,11 @@ class WorkflowAdminMixin:
     # The changelist ----------------------------------------------------------------
 
     def get_list_filter(self, request: HttpRequest) -> Any:
-        """The step first, then whatever the project lists."""
+        """The step and the workflow status first, then whatever the project lists."""
         state = self.model.workflow.state_attribute
         declared = tuple(super().get_list_filter(request))
-        return declared if state in declared else (state, *declared)
+        ours = () if state in declared else (state,)
+        return (*ours, WorkflowStatusFilter, *declared)
 
     def get_list_display(self, request: HttpRequest) -> Any:
         """What the project lists, then the next deadline."""

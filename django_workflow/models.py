@@ -66,6 +66,18 @@ class TransitionLog(models.Model):
         return f"undo of {undone.transition_name}"
 
 
+class WorkflowOverview(TransitionLog):
+    """The admin's "Workflows" page: where records stand, per model and step.
+
+    No table of its own; it exists so the page has a place in the admin index.
+    """
+
+    class Meta:
+        proxy = True
+        verbose_name = "workflow"
+        verbose_name_plural = "workflows"
+
+
 class WorkAttempt(models.Model):
     """The attempts of one unit of work for one record, in the current round.
 

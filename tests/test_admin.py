@@ -1,6 +1,7 @@
 """The admin: a read-only log, and WorkflowAdminMixin on a change page (docs/admin.md)."""
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -92,6 +93,8 @@ def test_the_change_page_shows_the_step_buttons_diagram_and_history(admin_client
     assert 'data-transition="reject"' in html
     assert "workflow-history-row initial" in html
     assert "/static/django_workflow/workflow.css" in html
+    # Django's own History button sits above the panel, not on top of the workflow history.
+    assert html.index('class="object-tools"') < html.index('id="workflow-panel"')
 
 
 def test_a_button_runs_the_transition_as_the_logged_in_user(admin_client, admin_user):
@@ -355,3 +358,75 @@ def test_the_transition_form_has_the_admins_widgets_and_a_breadcrumb(admin_clien
     change = f"/admin/dunning/subscription/{subscription.pk}/change/"
     assert f'&rsaquo; <a href="{change}">' in html
     assert 'value="Payment failed"' in html
+
+
+# The "Workflows" overview -----------------------------------------------------------------
+
+OVERVIEW = "/admin/django_workflow/workflowoverview/"
+
+
+def overview_rows(page, model_name):
+    model = next(m for m in page.context["models"] if m["name"] == model_name)
+    return {step["row"].step: step for step in model["steps"]}
+
+
+def test_the_overview_counts_records_overdue_and_halted_per_step(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
+    Proposal.objects.create()
+    Proposal.objects.create()
+    sync = Sync.objects.create(broken=True)
+    run_step(Sync, sync.pk, "pushing")
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, 10, tzinfo=UTC), tick=False)
+    run_step(Sync, sync.pk, "pushing")
+    pushed = Sync.objects.create()
+    run_step(Sync, pushed.pk, "pushing")
+    time_machine.move_to(datetime(2026, 6, 4, 9, 0, tzinfo=UTC), tick=False)
+    late = Proposal.objects.create()  # entered now: nothing due yet
+
+    page = admin_client.get(OVERVIEW)
+    assert page.status_code == 200
+    review = overview_rows(page, "Proposals")["review"]
+    assert (review["row"].records, review["row"].overdue, review["row"].halted) == (3, 2, 0)
+    assert review["waiting"] == "3 d"
+    assert review["row"].oldest_entry == datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+    syncs = overview_rows(page, "Syncs")
+    assert (syncs["pushing"]["row"].records, syncs["pushing"]["row"].halted) == (1, 1)
+    assert (syncs["pushed"]["row"].records, syncs["pushed"]["row"].halted) == (1, 0)
+
+    overdue = admin_client.get(review["overdue_url"])
+    assert late.pk not in [p.pk for p in overdue.context["cl"].result_list]
+    assert overdue.context["cl"].result_count == 2
+    halted = admin_client.get(syncs["pushing"]["halted_url"])
+    assert [s.pk for s in halted.context["cl"].result_list] == [sync.pk]
+
+
+def test_business_day_deadlines_are_overdue_only_once_due_in_the_records_calendar(
+    client, admin_user, time_machine
+):
+    zagreb = ZoneInfo("Europe/Zagreb")
+    time_machine.move_to(datetime(2026, 12, 23, 10, 0, tzinfo=zagreb), tick=False)  # Wednesday
+    Claim.objects.create()  # reminder after 3 business days: 25th and 26th are holidays
+    time_machine.move_to(datetime(2026, 12, 28, 11, 0, tzinfo=zagreb), tick=False)
+    client.force_login(admin_user)
+    review = overview_rows(client.get(OVERVIEW), "Claims")["review"]
+    assert (review["row"].records, review["row"].overdue) == (1, 0)  # due Wed 30th 10:00
+    time_machine.move_to(datetime(2026, 12, 30, 10, 0, 1, tzinfo=zagreb), tick=False)
+    review = overview_rows(client.get(OVERVIEW), "Claims")["review"]
+    assert review["row"].overdue == 1
+
+
+def test_the_overview_lists_only_models_the_user_may_view(client):
+    logged_in_viewer(client, "view_decision")
+    Decision.objects.create()
+    page = client.get(OVERVIEW)
+    assert [m["name"] for m in page.context["models"]] == ["Decisions"]
+    assert 'href="/admin/testapp/decision/?state__exact=pending"' in page.content.decode()
+    index = client.get("/admin/").content.decode()
+    assert f'href="{OVERVIEW}"' in index
+
+
+def test_a_step_no_longer_declared_appears_in_the_overview(admin_client):
+    decision = Decision.objects.create()
+    Decision.objects.filter(pk=decision.pk).update(state="archived")
+    rows = overview_rows(admin_client.get(OVERVIEW), "Decisions")
+    assert (rows["archived"]["row"].records, rows["archived"]["row"].declared) == (1, False)

@@ -1,0 +1,95 @@
+"""Where records stand, per model: how many in each step, overdue, halted.
+
+What an operator asks first thing in the morning; the admin's "Workflows"
+page and the changelist's status filter read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import router
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from . import retrying
+from .columns import STATE_ENTERED_AT
+from .events import WorkKind
+from .scheduling import due_at
+
+
+@dataclass(frozen=True)
+class StepStatus:
+    step: str
+    records: int
+    overdue: int
+    halted: int
+    #: When the record that has waited longest entered the step.
+    oldest_entry: datetime | None
+    declared: bool
+
+
+def overdue(model: Any, now: datetime | None = None) -> Any:
+    """The records with a deadline of their current step that came due and has not fired.
+
+    Calendar deadlines are one query each; a business-day deadline's due
+    instant needs the record's calendar, so its candidates are checked in Python.
+    """
+    now = now or timezone.now()
+    workflow = model.workflow
+    condition = Q(pk__in=[])
+    for work in workflow.works:
+        if work.kind == WorkKind.STEP:
+            continue
+        if work.exact:
+            condition |= work.match(now)
+        else:
+            candidates = workflow.queryset().filter(work.match(now))
+            keys = [r.pk for r in candidates if (due := due_at(work, r)) and due <= now]
+            condition |= Q(pk__in=keys)
+    return workflow.queryset().filter(condition)
+
+
+def halted(model: Any) -> Any:
+    """The records whose automatic step stopped retrying, still in that step."""
+    workflow = model.workflow
+    rows = retrying.rows(model, router.db_for_read(model)).filter(halted=True)
+    by_step: dict[str, list[Any]] = {}
+    for work, object_id in rows.values_list("work", "object_id"):
+        step = work.removeprefix("step:")
+        by_step.setdefault(step, []).append(model._meta.pk.to_python(object_id))
+    condition = Q(pk__in=[])
+    for step, keys in by_step.items():
+        condition |= Q(**{workflow.state_attribute: step}, pk__in=keys)
+    return model._base_manager.filter(condition)
+
+
+def step_statuses(model: Any, now: datetime | None = None) -> list[StepStatus]:
+    """Each declared step in declaration order, then any step only the table still has."""
+    state = model.workflow.state_attribute
+    counts = {
+        row[state]: row
+        for row in model._base_manager.order_by()
+        .values(state)
+        .annotate(records=Count("pk"), oldest=Min(STATE_ENTERED_AT))
+    }
+    late = _per_step(overdue(model, now), state)
+    stuck = _per_step(halted(model), state)
+    names = [*model.workflow.steps, *sorted(set(counts) - set(model.workflow.steps))]
+    return [
+        StepStatus(
+            step=name,
+            records=counts.get(name, {}).get("records", 0),
+            overdue=late.get(name, 0),
+            halted=stuck.get(name, 0),
+            oldest_entry=counts.get(name, {}).get("oldest"),
+            declared=name in model.workflow.steps,
+        )
+        for name in names
+    ]
+
+
+def _per_step(records: Any, state: str) -> dict[str, int]:
+    return dict(records.order_by().values_list(state).annotate(Count("pk")))
