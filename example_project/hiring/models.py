@@ -7,6 +7,7 @@ from datetime import timedelta
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from django_workflow import Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.policies import has_perm
@@ -42,13 +43,15 @@ class Candidate(WorkflowModel):
         )
         scheduling = Step(action="book_interview", on_success="awaiting_interview")
         awaiting_interview = Step(
-            Timeout("interview_held", fire_at="interview_at", transition_to="decision")
+            Timeout("interview_held", fire_at="interview_at", transition_to="decision"),
+            label=_("Interview booked"),
         )
         decision = Step(
-            Transition("make_offer", to="offer", undoable=True),
+            Transition("make_offer", to="offer", undoable=True, label=_("Make an offer")),
             Transition("reject", to="rejected", undoable=True),
             Timeout("nudge", fire_after="45s", action="nudge_hiring_manager"),
             policy=hiring_managers,
+            label=_("Awaiting a decision"),
         )
         offer = Step(action="send_offer", on_success="offer_sent")
         offer_sent = Step(
