@@ -255,7 +255,7 @@ class WorkflowAdminMixin:
                 "url": self._workflow_url(record, "transition", name) + _kept(request),
                 "asks": _asks(workflow, workflow.transition(step, name)),
             }
-            for name in (record.available_actions(request.user) if may_change else [])
+            for name in (self.get_workflow_transitions(request, record) if may_change else [])
         ]
         history = self._workflow_history(request, record)
         return {
@@ -366,7 +366,7 @@ class WorkflowAdminMixin:
         record = self._workflow_record(request, object_id)
         workflow = type(record).workflow
         declared = workflow.transition(record.current_step, name)
-        if declared is not None and name not in record.available_actions(request.user):
+        if declared is not None and name not in self.get_workflow_transitions(request, record):
             raise PermissionDenied
         form_class = (
             self.get_workflow_transition_form(request, record, declared)
@@ -410,6 +410,11 @@ class WorkflowAdminMixin:
             step = type(record).workflow.step_label(record.current_step)
             messages.success(request, f"{done} {step}.")
         return redirect(self._change_url(record) + _kept(request))
+
+    def get_workflow_transitions(self, request: HttpRequest, record: Any) -> list[str]:
+        """The transitions this admin offers: those the user may call. Override to hide
+        some (a transition hidden here is refused here too, and stays callable in code)."""
+        return record.available_actions(request.user)
 
     def get_workflow_transition_form(
         self, request: HttpRequest, record: Any, transition: Any

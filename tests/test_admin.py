@@ -4,7 +4,9 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import Permission, User
+from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from django_workflow.admin import describe_deadline
@@ -430,3 +432,25 @@ def test_a_step_no_longer_declared_appears_in_the_overview(admin_client):
     Decision.objects.filter(pk=decision.pk).update(state="archived")
     rows = overview_rows(admin_client.get(OVERVIEW), "Decisions")
     assert (rows["archived"]["row"].records, rows["archived"]["row"].declared) == (1, False)
+
+
+def test_an_admin_may_hide_transitions_and_then_refuses_them(rf, admin_user):
+    from django.contrib.admin.sites import AdminSite
+
+    from django_workflow.admin import WorkflowAdminMixin
+
+    class NoHoldAdmin(WorkflowAdminMixin, admin.ModelAdmin):
+        def get_workflow_transitions(self, request, record):
+            return [n for n in super().get_workflow_transitions(request, record) if n != "hold"]
+
+    model_admin = NoHoldAdmin(Decision, AdminSite())
+    decision = Decision.objects.create()
+    request = rf.get("/")
+    request.user = admin_user
+    actions = model_admin.workflow_panel(request, decision)["actions"]
+    assert [a["name"] for a in actions] == ["approve", "reject"]
+    post = rf.post("/")
+    post.user = admin_user
+    with pytest.raises(PermissionDenied):
+        model_admin.workflow_transition_view(post, str(decision.pk), "hold")
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
