@@ -1,0 +1,84 @@
+"""``manage.py seed_demo``: the demo's records, their past played through their workflows.
+
+Seeding takes seconds, so one test seeds once and checks everything.
+"""
+
+import io
+from datetime import timedelta
+from itertools import pairwise
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from django_workflow.models import TransitionLog
+from example_project.hiring.management.commands.seed_demo import MODELS, WORKER_STOPPED
+
+pytestmark = pytest.mark.django_db
+
+
+def seed(*args):
+    out = io.StringIO()
+    call_command("seed_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_demo_is_seeded_through_the_workflows_once():
+    seeded = seed("--address", "demo.example:9000")
+    every_app_has_records_in_several_steps()
+    each_record_is_where_its_history_leads()
+    people_moved_records_in_the_past_and_deadlines_fired_there()
+    each_app_has_a_deadline_already_due_for_the_worker()
+    assert "Already due, for the worker to fire as it starts (10):" in seeded
+    assert seeded.rstrip().endswith("Log in at http://demo.example:9000/admin/ as admin / admin")
+
+    counts, rows = [model.objects.count() for model in MODELS], TransitionLog.objects.count()
+    again = seed()
+    assert [model.objects.count() for model in MODELS] == counts
+    assert TransitionLog.objects.count() == rows
+    assert "Demo data already present (7 hiring.Candidate, " in again
+    assert "nothing seeded" in again
+
+
+def every_app_has_records_in_several_steps():
+    for model in MODELS:
+        steps = set(model.objects.values_list(model.workflow.state_attribute, flat=True))
+        assert len(steps) >= 3, (model, steps)
+
+
+def each_record_is_where_its_history_leads():
+    for model in MODELS:
+        for record in model.objects.all():
+            rows = list(record.history())
+            assert rows[0].triggered_by == TransitionLog.Trigger.INITIAL, record
+            moves = [row for row in rows if row.from_state != row.to_state]
+            assert moves[-1].to_state == record.current_step, record
+            entered = moves[-1].occurred_at - record.state_entered_at
+            assert abs(entered) < timedelta(seconds=1), record
+            for before, after in pairwise(moves):
+                assert after.from_state == before.to_state, record  # no jump between steps
+                assert after.occurred_at >= before.occurred_at, record
+            assert all(row.occurred_at <= timezone.now() for row in rows)
+
+
+def people_moved_records_in_the_past_and_deadlines_fired_there():
+    stopped = timezone.now() - WORKER_STOPPED
+    manual = TransitionLog.objects.filter(triggered_by=TransitionLog.Trigger.MANUAL)
+    assert manual.filter(actor__username="admin", occurred_at__lt=stopped - timedelta(days=7))
+    assert manual.filter(actor__username="alice").exists()
+    fired = TransitionLog.objects.filter(
+        triggered_by=TransitionLog.Trigger.TIMEOUT, occurred_at__lt=stopped
+    )
+    assert {row.content_type.model for row in fired} == {m._meta.model_name for m in MODELS}
+
+
+def each_app_has_a_deadline_already_due_for_the_worker():
+    now = timezone.now()
+    for model in MODELS:
+        due = [
+            deadline
+            for record in model.objects.all()
+            for deadline in record.pending_deadlines()
+            if now - WORKER_STOPPED < deadline.due_at <= now
+        ]
+        assert due, model
