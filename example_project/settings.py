@@ -1,5 +1,6 @@
-"""The example project: a hiring pipeline on SQLite, run by ``make demo``."""
+"""The example project: five workflows on SQLite, run by ``make demo``."""
 
+import os
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent
@@ -7,6 +8,9 @@ BASE_DIR = Path(__file__).resolve().parent
 SECRET_KEY = "example-project-not-for-production"
 DEBUG = True
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+# `make demo` serves on DEMO_ADDRESS (host:port): its host is allowed too.
+if os.environ.get("DEMO_ADDRESS", "").count(":") == 1:
+    ALLOWED_HOSTS.append(os.environ["DEMO_ADDRESS"].partition(":")[0])
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
 # The example project on SQLite: migrate, seed demo data, run the worker and the web server.
+# scripts/demo.sh reset: delete the demo database, migrate and seed it afresh, and stop there.
+# DEMO_ADDRESS (host:port, or a port) is where the web server listens; default 127.0.0.1:8000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
 ensure_venv .venv 3.11 "Django>=5.2,<5.3"
 
-.venv/bin/python manage.py migrate --no-input
-.venv/bin/python manage.py seed_demo
+address=${DEMO_ADDRESS:-127.0.0.1:8000}
+case $address in
+  *:*) ;;
+  *) address=127.0.0.1:$address ;;  # a port alone
+esac
+export DEMO_ADDRESS=$address  # the settings allow its host
+
+if [ "${1:-}" = reset ]; then
+  rm -f example_project/db.sqlite3
+  echo "Deleted example_project/db.sqlite3."
+fi
+.venv/bin/python manage.py migrate --no-input -v 0
+.venv/bin/python manage.py seed_demo --address "$address"
+if [ "${1:-}" = reset ]; then
+  echo "Reseeded. \`make demo\` runs it."
+  exit 0
+fi
 
 .venv/bin/python manage.py workflow_worker &
 worker=$!
-.venv/bin/python manage.py runserver --noreload "${DEMO_ADDRESS:-127.0.0.1:8000}" &
+.venv/bin/python manage.py runserver --noreload "$address" &
 web=$!
 trap 'kill $worker $web 2>/dev/null || true; wait' EXIT
 trap 'exit 0' INT TERM
-echo "Worker (pid $worker) and web server (pid $web) running. Stop both with Ctrl-C."
+echo "Worker (pid $worker) and web server (pid $web) running at http://$address/admin/."
+echo "Stop both with Ctrl-C."
 wait -n
