@@ -2,11 +2,14 @@
 
 import io
 import re
+from xml.etree import ElementTree
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
+from django.utils.translation import gettext_lazy
 
-from django_workflow import Step, Timeout, Transition, graph
+from django_workflow import Route, Step, Timeout, Transition, graph
 from django_workflow.compiled import compile_workflow
 from tests.testapp.models import Decision, Proposal
 
@@ -99,9 +102,20 @@ def test_mermaid_draws_no_start_when_no_step_can_start():
 
 def test_dot_marks_terminal_steps_and_dashes_timeouts():
     text = graph.dot(Proposal.workflow)
-    assert '"approved" [label="approved", peripheries=2];' in text
-    assert '"review" -> "escalated" [label="escalation", style=dashed];' in text
-    assert '"review" -> "review" [label="bounce"];' in text
+    assert '"approved" [label="Approved", peripheries=2];' in text
+    assert '"review" -> "escalated" [label="Escalation", style=dashed];' in text
+    assert '"review" -> "review" [label="Bounce"];' in text
+
+
+def test_dot_reads_the_labels_and_escapes_quotes():
+    text = graph.dot(Decision.workflow)
+    assert '"held" [label="On hold"];' in text
+    assert '"pending" -> "held" [label="Put on hold"];' in text
+    assert '"checking" -> "approved" [label=""];' in text
+    odd = compile_workflow(
+        None, type("Odd", (), {'say "hi"': Step(Transition("go", to="x")), "x": Step()})
+    )
+    assert '"say \\"hi\\"" -> "x" [label="Go"];' in graph.dot(odd)
 
 
 def test_the_svg_draws_each_step_once_and_marks_the_current_one():
@@ -109,14 +123,15 @@ def test_the_svg_draws_each_step_once_and_marks_the_current_one():
     assert re.findall(r'data-step="(\w+)"', svg) == list(Decision.workflow.steps)
     assert 'class="step manual current" data-step="held"' in svg
     assert svg.count('class="edge') == len(graph.edges(Decision.workflow))
-    assert svg.count(" current") == 1
+    assert len(re.findall(r'class="step [a-z]+ current"', svg)) == 1
 
 
-def test_the_layout_puts_each_step_one_column_after_its_first_predecessor():
-    positions = graph.layout(Decision.workflow)
-    assert positions["pending"][0] == 0
-    assert positions["checking"][0] == positions["rejected"][0] == 1
-    assert positions["approved"][0] == 2
+def test_the_layout_puts_the_initial_step_on_top_and_each_step_below_where_it_comes_from():
+    steps = {node.name: node.box for node in graph.layout(Decision.workflow).nodes}
+    assert min(steps, key=lambda name: steps[name].y) == "pending"
+    assert steps["pending"].bottom < steps["checking"].top < steps["approved"].top
+    assert steps["pending"].bottom < steps["rejected"].top
+    assert steps["pending"].bottom < steps["held"].top
 
 
 def test_the_command_prints_mermaid_and_dot():
@@ -156,3 +171,225 @@ def test_an_unknown_name_lists_the_workflow_models(name):
     assert "Workflow models: " in message
     assert "approvals.Document" in message and "testapp.Decision" in message
     assert "auth.User" not in message
+
+
+# The SVG of every workflow: read back as the browser would, with our own text widths.
+
+WORKFLOW_MODELS = sorted(
+    (model for model in apps.get_models() if getattr(model, "workflow", None)),
+    key=lambda model: model._meta.label,
+)
+EXAMPLES = [m for m in WORKFLOW_MODELS if m._meta.app_label != "testapp"]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def read(svg):
+    """The drawing as boxes: ``view`` (x, y, w, h), ``steps`` {name: Box}, ``texts``
+    [(line, Box)], ``edges`` [(kind, source, target, path, label)], ``legend`` [caption]."""
+    root = ElementTree.fromstring(svg)
+    assert root.get("class") == "workflow-diagram"
+    view = tuple(float(n) for n in root.get("viewBox").split())
+    steps, texts, drawn, legend = {}, [], [], []
+    for text in root.iter(f"{SVG}text"):
+        size = float(text.get("font-size"))
+        for span in text.iter(f"{SVG}tspan"):
+            box = graph.Box(
+                float(span.get("x")),
+                float(span.get("y")),
+                graph.text_width(span.text or "", size),
+                round(size * graph.LINE_HEIGHT, 1),
+            )
+            texts.append((span.text or "", box))
+    for group in root.iter(f"{SVG}g"):
+        classes = group.get("class", "").split()
+        if "step" in classes:
+            rect = group.find(f"{SVG}rect")
+            x, y, w, h = (float(rect.get(a)) for a in ("x", "y", "width", "height"))
+            steps[group.get("data-step")] = graph.Box(x + w / 2, y + h / 2, w, h)
+        elif "edge" in classes:
+            label = group.find(f"{SVG}text")
+            drawn.append(
+                (
+                    classes[1],
+                    group.get("data-source"),
+                    group.get("data-target"),
+                    group.find(f"{SVG}path").get("d"),
+                    "".join(label.itertext()) if label is not None else None,
+                )
+            )
+        elif "legend" in classes:
+            legend = ["".join(t.itertext()) for t in group.iter(f"{SVG}text")]
+    return {"view": view, "steps": steps, "texts": texts, "edges": drawn, "legend": legend}
+
+
+def within(box, view):
+    left, top, width, height = view
+    return (
+        left <= box.left
+        and box.right <= left + width
+        and top <= box.top
+        and box.bottom <= top + height
+    )
+
+
+@pytest.mark.parametrize("model", WORKFLOW_MODELS, ids=lambda model: model._meta.label)
+def test_every_text_and_step_lies_in_the_picture_and_no_text_covers_another(model):
+    workflow = model.workflow
+    current = next(iter(workflow.steps))
+    drawing = read(graph.svg(workflow, current=current))
+    assert list(drawing["steps"]) == list(workflow.steps)
+    for name, box in drawing["steps"].items():
+        assert within(box, drawing["view"]), name
+    for line, box in drawing["texts"]:
+        assert within(box, drawing["view"]), line
+    texts = drawing["texts"]
+    covered = [
+        (a, b)
+        for i, (a, one) in enumerate(texts)
+        for b, other in texts[i + 1 :]
+        if one.intersects(other)
+    ]
+    assert not covered
+    steps = list(drawing["steps"].values())
+    assert not [(a, b) for i, a in enumerate(steps) for b in steps[i + 1 :] if a.intersects(b)]
+
+
+@pytest.mark.parametrize("model", WORKFLOW_MODELS, ids=lambda model: model._meta.label)
+def test_edge_labels_stay_off_the_steps_and_each_name_inside_its_box(model):
+    layout = graph.layout(model.workflow)
+    labels = [arrow.label for arrow in layout.arrows if arrow.label is not None]
+    for label in labels:
+        for node in layout.nodes:
+            assert not label.box.intersects(node.box), (label.lines, node.name)
+    for node in layout.nodes:
+        text, box = node.text.box, node.box
+        assert box.left < text.left and text.right < box.right, node.name
+        assert box.top < text.top and text.bottom < box.bottom, node.name
+
+
+@pytest.mark.parametrize("model", WORKFLOW_MODELS, ids=lambda model: model._meta.label)
+def test_every_edge_is_drawn_with_its_label(model):
+    workflow = model.workflow
+    drawing = read(graph.svg(workflow))
+    edges = graph.edges(workflow)
+    assert [(kind, source, target) for kind, source, target, *_ in drawing["edges"]] == [
+        (edge.kind, edge.source, edge.target) for edge in edges
+    ]
+    shown = set()
+    for edge, (*_, path, label) in zip(edges, drawing["edges"], strict=True):
+        assert path.startswith("M ") and " C " in path
+        key = (edge.source, edge.kind, edge.text, edge.source == edge.target)
+        if edge.text and key not in shown:  # one label for the routes of one transition
+            assert label == edge.text
+        else:
+            assert label is None
+        shown.add(key)
+
+
+@pytest.mark.parametrize("model", EXAMPLES, ids=lambda model: model._meta.label)
+def test_the_examples_fit_the_admin_panel_unshrunk(model):
+    """The panel is some 860 px wide in a 1280 px window (tests/test_browser.py measures it)."""
+    assert graph.layout(model.workflow).width <= graph.LEGEND_BESIDE_UP_TO
+
+
+def test_the_legend_names_the_kinds_of_step_and_edge_the_workflow_has():
+    fulfilment = apps.get_model("fulfilment", "Order").workflow
+    assert read(graph.svg(fulfilment, current="packing"))["legend"] == [
+        "Manual step",
+        "Automatic step",
+        "Final step",
+        "Current step",
+        "Transition",
+        "On success",
+        "On error",
+        "Timeout",
+    ]
+    dunning = apps.get_model("dunning", "Subscription").workflow
+    assert read(graph.svg(dunning))["legend"] == [
+        "Manual step",
+        "Final step",
+        "Transition",
+        "Timeout",
+    ]
+    waiting = compile_workflow(
+        None,
+        type(
+            "W", (), {"wait": Step(Timeout("t", fire_after="1d", transition_to="x")), "x": Step()}
+        ),
+    )
+    assert read(graph.svg(waiting))["legend"][0] == "Waiting step"
+
+
+def test_the_svg_shows_labels_lazy_or_not_and_escapes_every_text():
+    declaration = type(
+        "Labelled",
+        (),
+        {
+            "a": Step(
+                Transition("go", to="b&c", label=gettext_lazy("Go <on>")),
+                Timeout("too_late", fire_after="1d", transition_to="b&c"),
+                label=gettext_lazy('Start "here"'),
+            ),
+            "b&c": Step(action="run", on_success="a", on_error="a"),
+        },
+    )
+    svg = graph.svg(compile_workflow(None, declaration), current="b&c")
+    assert "Start &quot;here&quot;" in svg and "Go &lt;on&gt;" in svg and "Too late" in svg
+    assert 'data-step="b&amp;c"' in svg and "on error" in svg
+    drawing = read(svg)  # parses: nothing unescaped
+    lines = {line for line, _ in drawing["texts"]}
+    assert {'Start "here"', "B&c", "Go <on>", "Too late", "on error"} <= lines
+
+
+def test_a_step_that_returns_to_itself_gets_a_loop_round_its_label():
+    drawing = read(graph.svg(Proposal.workflow))
+    loops = [edge for edge in drawing["edges"] if edge[1] == edge[2] == "review"]
+    assert len(loops) == 1 and loops[0][4] == "Bounce"
+    review = drawing["steps"]["review"]
+    bounce = next(box for line, box in drawing["texts"] if line == "Bounce")
+    assert bounce.top > review.bottom  # under the step, the loop round it
+    numbers = [float(n) for n in re.findall(r"-?[\d.]+", loops[0][3])]
+    xs, ys = numbers[0::2], numbers[1::2]
+    assert min(xs) < bounce.left and bounce.right < max(xs) and bounce.bottom < max(ys)
+    assert (xs[0], ys[0]) != (xs[-1], ys[-1]) and ys[0] == ys[-1] == review.bottom
+
+
+def test_parts_that_do_not_connect_stand_side_by_side():
+    declaration = type(
+        "Parts",
+        (),
+        {
+            "a": Step(Transition("go", to="b")),
+            "b": Step(),
+            "c": Step(Transition("go", to="d")),
+            "d": Step(),
+        },
+    )
+    steps = read(graph.svg(compile_workflow(None, declaration)))["steps"]
+    assert steps["a"].right < steps["c"].left and steps["a"].y == steps["c"].y
+    assert steps["b"].right < steps["d"].left
+
+
+def test_a_step_entered_from_a_step_nothing_reaches_still_lays_out():
+    declaration = type(
+        "Stray",
+        (),
+        {
+            "a": Step(Transition("go", to="b")),
+            "b": Step(Transition("again", to="a")),
+            "c": Step(Transition("join", to="a"), Route("b")),
+        },
+    )
+    steps = read(graph.svg(compile_workflow(None, declaration), current="a"))["steps"]
+    assert set(steps) == {"a", "b", "c"}
+
+
+def test_the_same_workflow_draws_the_same_svg():
+    support = apps.get_model("support", "Ticket").workflow
+    assert graph.svg(support, current="urgent") == graph.svg(support, current="urgent")
+
+
+def test_the_svg_scales_to_its_box():
+    svg = graph.svg(Decision.workflow)
+    view = read(svg)["view"]
+    assert f'width="{graph._n(view[2])}" height="{graph._n(view[3])}"' in svg
