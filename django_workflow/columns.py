@@ -16,3 +16,7 @@ def fired_column(step: str, timeout: str) -> str:
 def last_fired_column(step: str, every: Any) -> str:
     """When an every last fired (``last_fired_field`` when the user names one)."""
     return every.last_fired_field or f"{step}_{every.name}_last_fired_at"
+
+
+#: When the soonest pending deadline of the current step falls due (``NULL``: none).
+NEXT_DUE_AT = "next_due_at"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .columns import STATE_ENTERED_AT
+from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .declaration import Step, Transition, Undo, humanise
 from .work import Work, compile_works
 
@@ -133,9 +133,28 @@ class CompiledWorkflow:
         return self._fired_by_step.get(step_name, [])
 
     @cached_property
+    def deadline_works(self) -> dict[str, tuple[Work, ...]]:
+        """Per step, the timeouts and everies the schedulers run (``self_scheduled`` ones
+        are run by the project); ``next_due_at`` covers exactly these."""
+        by_step: dict[str, list[Work]] = {}
+        for work in self.works:
+            if work.deadline is not None and not work.self_scheduled:
+                by_step.setdefault(work.step, []).append(work)
+        return {step: tuple(works) for step, works in by_step.items()}
+
+    @property
+    def has_deadlines(self) -> bool:
+        """Whether any step has a deadline a scheduler runs (readable before the model exists)."""
+        return any(
+            getattr(deadline, "self_scheduled", False) is not True
+            for step in self.steps.values()
+            for deadline in step.deadlines
+        )
+
+    @cached_property
     def owned_columns(self) -> frozenset[str]:
         """The columns only the engine writes: ``save()`` leaves them alone."""
-        owned = {self.state_attribute, STATE_ENTERED_AT}
+        owned = {self.state_attribute, STATE_ENTERED_AT, NEXT_DUE_AT}
         for work in self.works:
             owned.update(c for c in (work.fired_field, work.last_fired_field) if c)
         return frozenset(owned)

@@ -25,8 +25,8 @@ from django.db.models import Q
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from . import probes, rearming, retrying
-from .columns import STATE_ENTERED_AT
+from . import deadlines, probes, rearming, retrying
+from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .compiled import CompiledWorkflow
 from .declaration import Route
 from .errors import (
@@ -93,8 +93,11 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     ``step_changed`` receivers see it in its new step.
     """
     db = database(record)
+    model = type(record)
+    if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
+        changes = {**changes, NEXT_DUE_AT: deadlines.entering(record, changes)}
     with transaction.atomic(using=db):
-        rows = type(record)._base_manager.using(db).filter(pk=record.pk, **guard)
+        rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
         if not rows.update(**changes):
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
@@ -107,9 +110,17 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
 
     Runs inside the caller's transaction, which holds the claim's row locks.
     """
+    step = changes.get(model.workflow.state_attribute)
+    per_record = False
+    if step is not None and model.workflow.has_deadlines:
+        same, due = deadlines.common_entry_due(model, step, changes[STATE_ENTERED_AT])
+        changes = {**changes, NEXT_DUE_AT: due} if same else changes
+        per_record = not same
     pks = _update_returning(model, claim, changes, db)
     if not pks:
         return pks
+    if per_record:  # deadlines counted from the record's own fields, zone or calendar
+        deadlines.refresh(model, pks, db)
     if model.workflow.log is True:
         rows = [_log_row(model, pk, event, db) for pk in pks]
         TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
@@ -152,9 +163,18 @@ def create_record(
     """
     if record.pk is not None and not kwargs.get("force_update"):
         kwargs = {**kwargs, "force_insert": True}
+    starting(record)
     save(*args, update_fields=fields, **kwargs)
     rearming.remember(record)
     records_created([record], using=record._state.db)
+
+
+def starting(record: Any) -> None:
+    """Put on a new instance the ``next_due_at`` of its initial step."""
+    workflow = type(record).workflow
+    if workflow.has_deadlines and workflow.initial_step is not None:
+        entry = {workflow.state_attribute: workflow.initial_step}
+        setattr(record, NEXT_DUE_AT, deadlines.entering(record, entry))
 
 
 def save_record(
@@ -163,7 +183,8 @@ def save_record(
     """``save()`` of an existing record: its own fields, never the workflow's columns.
 
     Assigning another step raises ``DirectStepChange``; an anchor moved later
-    re-arms its action timeouts, guarded by the step the instance was loaded in.
+    re-arms its action timeouts, and a changed due instant is stored, guarded
+    by the step the instance was loaded in.
     """
     workflow: CompiledWorkflow = type(record).workflow
     db = kwargs.get("using") or database(record)
@@ -171,17 +192,34 @@ def save_record(
     step = getattr(record, workflow.state_attribute)
     if loaded is not None and step != loaded:
         raise DirectStepChange(record, loaded, step)
-    rearmed = rearming.moved_anchors(record)
-    fields = [*_own_fields(record, fields), *record.__dict__.pop(GRANTED, ())]
+    granted = record.__dict__.pop(GRANTED, ())
+    guarded = dict.fromkeys(rearming.moved_anchors(record))
+    for column in guarded:
+        setattr(record, column, None)
+    due = _due_if_changed(record, loaded)
+    if due is not None:
+        setattr(record, NEXT_DUE_AT, due[0])
+        if granted:  # a firing holds the row lock: its UPDATE carries the due instant
+            granted = [*granted, NEXT_DUE_AT]
+        else:
+            guarded[NEXT_DUE_AT] = due[0]
+    fields = [*_own_fields(record, fields), *granted]
     with transaction.atomic(using=db, savepoint=False):  # a firing's transaction is enough
         if fields:
             save(*args, update_fields=fields, **kwargs)
-        if rearmed and loaded is not None:
+        if guarded and loaded is not None:
             rows = type(record)._base_manager.using(db).filter(pk=record.pk)
-            rows.filter(**{workflow.state_attribute: loaded}).update(**dict.fromkeys(rearmed))
-    for column in rearmed:
-        setattr(record, column, None)
+            rows.filter(**{workflow.state_attribute: loaded}).update(**guarded)
     rearming.remember(record)
+
+
+def _due_if_changed(record: Any, loaded: str | None) -> tuple[Any] | None:
+    """``(due,)`` when the instance's deadlines fall due at another instant than stored."""
+    if loaded is None or not type(record).workflow.has_deadlines:
+        return None
+    due = deadlines.next_due(record)
+    stored = record.__dict__.get(NEXT_DUE_AT, deadlines.HALTED)  # deferred: write it
+    return None if due == stored else (due,)
 
 
 def _loaded_step(record: Any, db: str) -> str | None:
@@ -327,6 +365,7 @@ def attempt_failed(
         wait = retrying.backoff(work.retry, attempt)
         retry_at = timezone.now() + wait
         retrying.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
+        deadlines.postpone(model, record.pk, work, retry_at, db)
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
         _log_failure(record, work, attempt, error, f"next attempt in {_seconds(wait)}")
@@ -334,6 +373,7 @@ def attempt_failed(
     on_error = declared.on_error if work.kind == WorkKind.STEP else None
     if on_error is None:
         retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
+        deadlines.postpone(model, record.pk, work, deadlines.HALTED, db)
         log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
         _send_after_commit(work_halted, record, work, attempt, error, db)
         _log_failure(record, work, attempt, error, "halted")

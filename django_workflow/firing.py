@@ -18,7 +18,8 @@ from typing import Any
 from django.db import connections, router, transaction
 from django.utils import timezone
 
-from . import engine, probes, retrying, stopping
+from . import deadlines, engine, probes, retrying, stopping
+from .columns import NEXT_DUE_AT
 from .events import Event, Trigger, WorkKind
 from .scheduling import due_at
 from .signals import work_fired
@@ -53,6 +54,8 @@ def run_work(
     """Fire ``work_name`` for every record of ``model`` due at ``now``; return how many fired."""
     work = model.workflow.work(work_name)
     now = now or timezone.now()
+    if work.kind != WorkKind.STEP and not work.self_scheduled:
+        return run_due(model, [work], now=now, batch_size=batch_size)[work.name]
     db = router.db_for_write(model)
     if not probes.due(model, [work], now, db):  # an idle poll is this one indexed query
         return 0
@@ -62,10 +65,115 @@ def run_work(
         fired = _run_transitions(model, work, now, db, batch_size)
     else:
         fired = _run_actions(model, work, now, db, batch_size)
+    _report(model, work, fired)
+    return fired
+
+
+def run_due(
+    model: Any, works: list[Work], *, now: datetime | None = None, batch_size: int = BATCH_SIZE
+) -> dict[str, int]:
+    """Fire the deadlines among ``works`` that are due at ``now``; how many fired, per work.
+
+    The records come from the ``next_due_at`` index alone (a query the planner
+    cannot serve another way), soonest first, a batch at a time; ``due_at``
+    then says which of their deadlines are due. A record the stored instant
+    called due with nothing due — a deadline waiting for its retry, or a due
+    instant gone stale — gets it computed again.
+    """
+    now = now or timezone.now()
+    db = router.db_for_write(model)
+    fired = dict.fromkeys((work.name for work in works), 0)
+    if not probes.any_due(model, now, db):  # the idle tick: one index lookup
+        return fired
+    wanted = {work.name for work in works}
+    after, pacer = None, Pacer(db)
+    while not stopping.requested():
+        batch = _due_batch(model, now, db, after, batch_size)
+        if not batch:
+            break
+        after = (getattr(batch[-1], NEXT_DUE_AT), batch[-1].pk)
+        plan, idle = _plan(model, batch, now)
+        for work, records in plan.items():
+            if work.name in wanted:
+                fired[work.name] += _fire(model, work, records, now, db, pacer)
+        if idle:
+            deadlines.refresh(model, [record.pk for record in idle], db, now)
+        if len(batch) < batch_size:
+            break
+    for work in works:
+        _report(model, work, fired[work.name])
+    return fired
+
+
+def _due_batch(model: Any, now: datetime, db: str, after: Any, size: int) -> list[Any]:
+    return list(due_rows(model, now, db, after)[:size])
+
+
+def due_rows(model: Any, now: datetime, db: str, after: Any = None) -> Any:
+    """Records due at ``now``, soonest first, after the ``(due, pk)`` of the last batch."""
+    rows = model.workflow.queryset(db).filter(**{f"{NEXT_DUE_AT}__lte": now})
+    if after is not None:
+        due, pk = after
+        rows = rows.filter(**{f"{NEXT_DUE_AT}__gte": due}).exclude(
+            **{NEXT_DUE_AT: due, "pk__lte": pk}
+        )  # one range of the index, walked in its order
+    return rows.order_by(NEXT_DUE_AT, "pk")
+
+
+def _plan(model: Any, batch: list[Any], now: datetime) -> tuple[dict[Work, list[Any]], list[Any]]:
+    """Which records each work fires for; and the records with nothing due after all."""
+    workflow = model.workflow
+    plan: dict[Work, list[Any]] = {}
+    idle = []
+    for record in batch:
+        works = workflow.deadline_works.get(getattr(record, workflow.state_attribute), ())
+        due = [work for work in works if _is_due(work, record, now)]
+        for work in due:
+            plan.setdefault(work, []).append(record)
+        if not due:
+            idle.append(record)
+    return plan, idle
+
+
+def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str, pacer: Any) -> int:
+    pks = [record.pk for record in records]
+    if work.transition_to is not None:
+        return _move_due(model, work, pks, now, db)
+    fired, waiting = 0, []
+    attempts = _attempts(model, work, pks, now, db)
+    for pk in pks:
+        if stopping.requested():
+            break
+        pacer.tick()
+        row = attempts.get(pk)
+        if retrying.waiting(row, now):
+            waiting.append(pk)
+        elif engine.fire(model, pk, work, now, db, row):
+            fired += 1
+    if waiting:  # due again at their retry, not at every poll until then
+        deadlines.refresh(model, waiting, db, now)
+    return fired
+
+
+def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) -> int:
+    """A transition timeout moves its due records with one UPDATE, each re-checked locked."""
+    changes = engine.entry_changes(model.workflow, work.transition_to, now)
+    event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
+    state = model.workflow.state_attribute
+    with transaction.atomic(using=db):
+        claim = model.workflow.queryset(db).filter(pk__in=pks, **{state: work.step})
+        locked = claim.select_for_update(skip_locked=True)
+        due = [record.pk for record in locked if _is_due(work, record, now)]
+        if not due:
+            return 0
+        rows = model._base_manager.using(db).filter(pk__in=due)
+        return len(engine.move_many(model, rows, changes, event, db))
+
+
+def _report(model: Any, work: Work, fired: int) -> None:
     if fired:
         logger.info("%s: %s fired for %d record(s)", model._meta.label, work.name, fired)
         work_fired.send(sender=model, work=work.name, count=fired)
-    return fired
 
 
 def _matching(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:

@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.db.models.base import ModelBase
 from django.utils import timezone
 
-from .columns import STATE_ENTERED_AT, fired_column, last_fired_column
+from .columns import NEXT_DUE_AT, STATE_ENTERED_AT, fired_column, last_fired_column
 from .compiled import CompiledWorkflow, compile_workflow
 
 STATE_MAX_LENGTH = 100
@@ -58,6 +58,15 @@ def _entered_at_field() -> models.Field:
         default=timezone.now,
         editable=False,
         help_text="When the record entered its current step.",
+    )
+
+
+def _next_due_field() -> models.Field:
+    return models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the soonest deadline of the current step falls due.",
     )
 
 
@@ -107,6 +116,8 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
     for name in workflow.transition_names:
         if name.isidentifier() and not keyword.iskeyword(name) and not defines(name, attrs, bases):
             attrs[name] = transition_method(name)
+    if workflow.has_deadlines and not defines(NEXT_DUE_AT, attrs, bases):
+        attrs[NEXT_DUE_AT] = _next_due_field()
     for column, label in deadline_columns(workflow):
         if column.isidentifier() and not defines(column, attrs, bases):
             attrs[column] = models.DateTimeField(
@@ -130,30 +141,18 @@ def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
 
 
 def deadline_indexes(model: Any, workflow: CompiledWorkflow) -> list[models.Index]:
-    """A (state, anchor) index per deadline; action timeouts' only cover unfired rows.
+    """One index serves every deadline of the model: ``next_due_at``, pending rows only.
 
-    Rows whose reminder already fired this round would otherwise sit in the
-    index range and be read again by every poll.
+    Rows with nothing pending (``NULL``) stay out of it, so it holds the
+    records that will fall due, whatever their number of deadlines.
     """
     local = {field.name for field in model._meta.local_fields}
-    state = workflow.state_attribute
-    shapes: dict[tuple[tuple[str, ...], str | None], None] = {}
-    for step_name, step in workflow.steps.items():
-        for timeout in step.timeouts:
-            anchor = timeout.fire_at or timeout.field or STATE_ENTERED_AT
-            unfired = fired_column(step_name, timeout.name) if timeout.action else None
-            shapes[((state, anchor), unfired)] = None
-        for every in step.everies:
-            shapes[((state, last_fired_column(step_name, every)), None)] = None
-    indexes = []
-    for (fields, unfired), _ in shapes.items():
-        if not set(fields) <= local or (unfired is not None and unfired not in local):
-            continue  # a calculation anchor, or columns that live on a parent table
-        condition = Q(**{f"{unfired}__isnull": True}) if unfired else None
-        key = f"{model._meta.db_table}:{','.join(fields)}:{unfired}"
-        name = "wf_" + hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()[:24]
-        indexes.append(models.Index(fields=list(fields), condition=condition, name=name))
-    return indexes
+    if not workflow.has_deadlines or NEXT_DUE_AT not in local:
+        return []
+    key = f"{model._meta.db_table}:{NEXT_DUE_AT}"
+    name = "wf_" + hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()[:24]
+    condition = Q(**{f"{NEXT_DUE_AT}__isnull": False})
+    return [models.Index(fields=[NEXT_DUE_AT], condition=condition, name=name)]
 
 
 class WorkflowModelBase(ModelBase):

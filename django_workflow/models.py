@@ -135,6 +135,21 @@ class WorkAttempt(models.Model):
         return f"{self.work} of {self.object_id}: {self.attempts} attempt(s)"
 
 
+class DeadlineDeclaration(models.Model):
+    """What each model's stored due instants were computed from, as a fingerprint.
+
+    A worker starting with a different declaration of deadlines (a duration,
+    a step, the time zone or holidays changed) computes them again.
+    """
+
+    model = models.CharField(max_length=200, unique=True)
+    fingerprint = models.CharField(max_length=64)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.fingerprint[:12]}"
+
+
 class WorkflowLease(models.Model):
     """Who leads the precise timeline, and until when."""
 

@@ -21,7 +21,7 @@ from django.db import router, transaction
 from django.db.migrations.operations.base import Operation, OperationCategory
 from django.utils import timezone
 
-from .columns import STATE_ENTERED_AT
+from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .events import Trigger
 
 # The first migration whose log accepts the `migration` trigger.
@@ -196,6 +196,8 @@ class MoveRecords(_RepairOperation):
         changes = {column: self.to_step, **dict.fromkeys(self._cleared_columns(model))}
         if _has_field(model, STATE_ENTERED_AT):
             changes[STATE_ENTERED_AT] = now
+        if _has_field(model, NEXT_DUE_AT):  # "look at me now": the poll computes the real one
+            changes[NEXT_DUE_AT] = now
         rows = model._base_manager.db_manager(alias).filter(**{column: self.from_step})
         with transaction.atomic(using=alias):
             log_to = self._log_target(to_state.apps, model, alias) if self.log else None

@@ -27,6 +27,7 @@ from django.db import connections
 from django.db.models import Subquery
 from django.db.models.sql import Query
 
+from .columns import NEXT_DUE_AT
 from .conf import workflow_settings
 from .work import Work
 
@@ -51,6 +52,21 @@ def locked(model: Any, pk: Any, db: str) -> Any:
     connection = connections[db]
     value = model._meta.pk.get_db_prep_value(model._meta.pk.to_python(pk), connection)
     return next(iter(model._base_manager.db_manager(db).raw(_compiled[key][0], [value])), None)
+
+
+def any_due(model: Any, now: datetime, db: str) -> bool:
+    """Whether a deadline of ``model`` is due at ``now``: one lookup in the ``next_due_at``
+    index, whatever the number and kinds of deadlines. The SQL is compiled once per model."""
+    key = (model, "any_due", db)
+    if key not in _compiled:
+        rows = model._base_manager.db_manager(db).filter(**{f"{NEXT_DUE_AT}__lte": _SENTINEL})
+        sql, _params = rows.values("pk")[:1].query.sql_with_params()
+        _compiled[key] = (sql, [])
+    connection = connections[db]
+    value = connection.ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(*_prepared(connection, _compiled[key][0], [value]))
+        return cursor.fetchone() is not None
 
 
 def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:

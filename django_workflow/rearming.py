@@ -28,18 +28,19 @@ def _watched(model: Any) -> frozenset[str]:
     names: set[str] = set()
     for _fired, anchor in workflow.fired_anchors:
         if anchor in workflow.calculations:
-            names |= _referenced(workflow.calculations[anchor])
+            names |= referenced(workflow.calculations[anchor])
         else:
             names.add(anchor)
     return frozenset(names)
 
 
-def _referenced(expression: Any) -> set[str]:
+def referenced(expression: Any) -> set[str]:
+    """The field names an expression reads."""
     if isinstance(expression, F):
         return {expression.name}
     names: set[str] = set()
     for source in getattr(expression, "get_source_expressions", list)():
-        names |= _referenced(source)
+        names |= referenced(source)
     return names
 
 
@@ -87,7 +88,7 @@ def _moved_later(record: Any, anchor: str, loaded: dict[str, Any]) -> bool:
         if anchor not in loaded:
             return False
         return _later(loaded[anchor], getattr(record, anchor))
-    names = _referenced(calculations[anchor])
+    names = referenced(calculations[anchor])
     if not any(name in loaded and loaded[name] != getattr(record, name) for name in names):
         return False
     before = copy.copy(record)

@@ -15,9 +15,7 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from . import retrying
-from .columns import STATE_ENTERED_AT
-from .events import WorkKind
-from .scheduling import due_at
+from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 
 
 @dataclass(frozen=True)
@@ -32,24 +30,12 @@ class StepStatus:
 
 
 def overdue(model: Any, now: datetime | None = None) -> Any:
-    """The records with a deadline of their current step that came due and has not fired.
-
-    Calendar deadlines are one query each; a business-day deadline's due
-    instant needs the record's calendar, so its candidates are checked in Python.
-    """
-    now = now or timezone.now()
-    workflow = model.workflow
-    condition = Q(pk__in=[])
-    for work in workflow.works:
-        if work.kind == WorkKind.STEP:
-            continue
-        if work.exact:
-            condition |= work.match(now)
-        else:
-            candidates = workflow.queryset().filter(work.match(now))
-            keys = [r.pk for r in candidates if (due := due_at(work, r)) and due <= now]
-            condition |= Q(pk__in=keys)
-    return workflow.queryset().filter(condition)
+    """The records with a deadline of their current step that came due and has not fired
+    (not counting one waiting for its retry, or halted)."""
+    rows = model.workflow.queryset()
+    if not model.workflow.has_deadlines:
+        return rows.none()
+    return rows.filter(**{f"{NEXT_DUE_AT}__lte": now or timezone.now()})
 
 
 def halted(model: Any) -> Any:

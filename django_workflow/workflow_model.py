@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.apps import apps
-from django.db import models
+from django.db import models, transaction
 
-from . import engine, history, rearming, scheduling, undo
+from . import deadlines, engine, history, rearming, scheduling, undo
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 from .policies import allowed
@@ -23,16 +23,27 @@ class WorkflowQuerySet(models.QuerySet):
     """Keeps ``bulk_create`` and ``update`` on the workflow path.
 
     ``bulk_create`` logs the initial rows and queues automatic steps;
-    ``update`` re-arms action timeouts whose anchor it moves later.
+    ``update`` re-arms action timeouts whose anchor it moves later and stores
+    the due instants of the rows it changed when what they count from moved.
     """
 
     def update(self, **values: Any) -> int:
         workflow = getattr(self.model, "workflow", None)
-        if workflow is not None:
-            values = rearming.rearm_in_update(workflow, values)
-        return super().update(**values)
+        if workflow is None:
+            return super().update(**values)
+        values = rearming.rearm_in_update(workflow, values)
+        if not (workflow.has_deadlines and deadlines.moved_by(self.model, values)):
+            return super().update(**values)
+        with transaction.atomic(using=self.db):  # the due instants move with the values
+            keys = list(self.values_list("pk", flat=True))
+            count = super().update(**values)
+            deadlines.refresh(self.model, keys, self.db)
+        return count
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        objs = list(objs)
+        for obj in objs:
+            engine.starting(obj)
         created = super().bulk_create(objs, *args, **kwargs)
         engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
         return created

@@ -20,12 +20,14 @@ from typing import Any
 
 from django.apps import apps
 from django.db import router
+from django.db.models import CharField, Exists, OuterRef, Q
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
 from ..events import WorkKind
-from ..firing import run_work
+from ..firing import run_due
 from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler
@@ -112,32 +114,41 @@ def schedule_name(model_label: str, cron: str, queue: str) -> str:
 
 
 def poll(model_label: str, work_names: list[str], now: datetime | None = None) -> dict[str, int]:
-    """The Schedule's task: one combined query, then the due works only."""
+    """The Schedule's task: the automatic steps' safety net, then every due deadline.
+
+    Deadlines are found through ``next_due_at`` alone, so a poll fires whatever
+    deadline of the model is due, also those of a group checked less often.
+    """
     model = apps.get_model(model_label)
     now = now or timezone.now()
     db = router.db_for_write(model)
     works = [model.workflow.work(name) for name in work_names]
-    fired = {}
-    for work in probes.due(model, works, now, db):
-        if work.kind == WorkKind.STEP:
-            fired[work.name] = queue_waiting_steps(model, work, now, db)
-        else:
-            fired[work.name] = run_work(model, work.name, now=now)
-    if any(fired.values()):
+    steps = [work for work in works if work.kind == WorkKind.STEP]
+    waiting = probes.due(model, steps, now, db)
+    fired = {work.name: queue_waiting_steps(model, work, now, db) for work in waiting}
+    if any(work.kind != WorkKind.STEP for work in works):
+        polled = [w for works in model.workflow.deadline_works.values() for w in works]
+        fired.update(run_due(model, polled, now=now))
+    fired = {name: count for name, count in fired.items() if count}
+    if fired:
         logger.info("poll %s: %s", model_label, ", ".join(f"{k}={v}" for k, v in fired.items()))
     return fired
 
 
 def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:
-    """Queue the records that waited in an automatic step past the grace, no attempt under way."""
+    """Queue up to ``limit`` records that waited in an automatic step past the grace with
+    no attempt running, backing off or halted: the query leaves those out, so however
+    many records are halted, the ones that need queueing are reached."""
+    busy = retrying.rows(model, db).filter(
+        Q(halted=True) | Q(retry_at__gt=now) | Q(running_since__isnull=False, alive_until__gt=now),
+        work=work.name,
+        object_id=Cast(OuterRef("pk"), CharField()),
+        round_key=OuterRef(STATE_ENTERED_AT),
+    )
     rows = probes.matching(model, work, now, db).filter(
         **{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}
     )
-    waiting = list(rows.values_list("pk", STATE_ENTERED_AT)[:limit])
-    attempts = retrying.current(model, work, dict(waiting), db)
-    queued = 0
-    for pk, _entered in waiting:
-        if not retrying.waiting(attempts.get(pk), now):
-            enqueue_step(model._meta.label, pk, work.step, work.queue)
-            queued += 1
-    return queued
+    waiting = list(rows.exclude(Exists(busy)).values_list("pk", flat=True)[:limit])
+    for pk in waiting:
+        enqueue_step(model._meta.label, pk, work.step, work.queue)
+    return len(waiting)

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import close_old_connections, router, transaction
 from django.utils import timezone
 
-from .. import probes
+from ..columns import NEXT_DUE_AT
 from ..conf import workflow_settings
 from ..events import WorkKind
 from ..firing import run_work
@@ -112,14 +112,19 @@ class Timeline:
         """Arm every deadline due before the horizon ends; overdue ones fire at once."""
         ends = timezone.now() + self.horizon
         armed = 0
+        by_model: dict[Any, list[Work]] = {}
         for work in self.works:
-            model = model_of(work)
-            db = router.db_for_read(model)
-            for record in probes.matching(model, work, ends, db)[:SWEEP_LIMIT]:
-                due = due_at(work, record)
-                if due is not None and due <= ends:
-                    self.arm(due, work)
-                    armed += 1
+            by_model.setdefault(model_of(work), []).append(work)
+        for model, works in by_model.items():
+            state = model.workflow.state_attribute
+            rows = model.workflow.queryset(router.db_for_read(model))
+            soon = rows.filter(**{f"{NEXT_DUE_AT}__lte": ends}).order_by(NEXT_DUE_AT)
+            for record in soon[:SWEEP_LIMIT]:
+                for work in works:
+                    due = due_at(work, record) if work.step == getattr(record, state) else None
+                    if due is not None and due <= ends:
+                        self.arm(due, work)
+                        armed += 1
         return armed
 
     def _on_step_changed(self, sender: Any, instance: Any, to_state: str, **kwargs: Any) -> None:

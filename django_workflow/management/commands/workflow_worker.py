@@ -1,6 +1,7 @@
 """``manage.py workflow_worker``: run every workflow's work.
 
-Syncs the polling Schedules, then runs a django-q2 cluster per workflow
+Computes the stored due instants again where the declaration of deadlines
+changed, syncs the polling Schedules, then runs a django-q2 cluster per workflow
 queue and, when a workflow uses the precise scheduler, the timeline.
 SIGTERM and Ctrl-C stop it cleanly: running actions finish within
 ``SHUTDOWN_GRACE`` seconds, or are released for another worker. ``--once``
@@ -16,11 +17,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from django_workflow.deadlines import catch_up
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.polling import PollingScheduler
 from django_workflow.schedulers.precise import PreciseScheduler
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
+from django_workflow.workflow_model import workflow_models
 
 #: The worker's lines and django-q2's, like
 #: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local
@@ -49,6 +52,8 @@ class Command(BaseCommand):
         configure_logging(options["verbosity"], self.stdout)
         works = all_works()
         self._summary(works)
+        for label, count in catch_up(workflow_models()).items():
+            self.stdout.write(f"{label}: deadlines changed; {count} due instant(s) moved")
         if options["once"]:
             fired = run_due_work()
             for name, count in fired.items():
