@@ -5,7 +5,7 @@ import logging
 
 import pytest
 from _pytest.logging import LogCaptureHandler
-from django.test import override_settings
+from django.conf import settings
 
 from django_workflow.management.commands.workflow_worker import (
     LOG_FORMAT,
@@ -13,7 +13,20 @@ from django_workflow.management.commands.workflow_worker import (
     configure_logging,
 )
 
-NO_LOGGING = override_settings(LOGGING={}, Q_CLUSTER={"name": "workflow", "orm": "default"})
+Q_CLUSTER = {"name": "workflow", "orm": "default"}
+
+
+@pytest.fixture
+def project(monkeypatch):
+    """The project's ``LOGGING`` and ``Q_CLUSTER``, set without ``override_settings``,
+    which makes Django 6 configure logging anew."""
+
+    def set_up(logging_setting=None, q_cluster=Q_CLUSTER):
+        monkeypatch.setattr(settings, "LOGGING", logging_setting or {})
+        monkeypatch.setattr(settings, "Q_CLUSTER", q_cluster)
+
+    set_up()
+    return set_up
 
 
 @pytest.fixture
@@ -50,8 +63,7 @@ def configure(verbosity, stream=None, root_handlers=()):
         logging.root.handlers[:], queue.handlers[:] = saved
 
 
-@NO_LOGGING
-def test_by_default_django_q2_chatter_is_off_and_both_share_one_format(loggers):
+def test_by_default_django_q2_chatter_is_off_and_both_share_one_format(loggers, project):
     ours, queue = loggers
     out = io.StringIO()
     configure(1, out)
@@ -67,8 +79,7 @@ def test_by_default_django_q2_chatter_is_off_and_both_share_one_format(loggers):
     assert rest == "WARNING django_workflow.engine: a line\n"
 
 
-@NO_LOGGING
-def test_verbosity_2_keeps_django_q2_info_lines_and_3_shows_tracebacks(loggers):
+def test_verbosity_2_keeps_django_q2_info_lines_and_3_shows_tracebacks(loggers, project):
     ours, queue = loggers
     configure(2)
     assert (ours.level, queue.level) == (logging.INFO, logging.INFO)
@@ -77,32 +88,29 @@ def test_verbosity_2_keeps_django_q2_info_lines_and_3_shows_tracebacks(loggers):
     assert len(ours.handlers) == 1  # never a second handler
 
 
-@NO_LOGGING
-def test_verbosity_0_keeps_the_warnings_of_both(loggers):
+def test_verbosity_0_keeps_the_warnings_of_both(loggers, project):
     ours, queue = loggers
     configure(0)
     assert (ours.level, queue.level) == (logging.WARNING, logging.WARNING)
 
 
-@NO_LOGGING
-def test_a_project_root_handler_gets_the_lines_once(loggers):
+def test_a_project_root_handler_gets_the_lines_once(loggers, project):
     ours, _queue = loggers
     configure(1, root_handlers=[logging.NullHandler()])
     assert ours.handlers == [] and ours.level == logging.INFO
 
 
-@override_settings(Q_CLUSTER={"name": "workflow", "log_level": "INFO"}, LOGGING={})
-def test_q_cluster_log_level_keeps_its_level_in_our_format(loggers):
+def test_q_cluster_log_level_keeps_its_level_in_our_format(loggers, project):
+    project(q_cluster={**Q_CLUSTER, "log_level": "INFO"})
     _ours, queue = loggers
     configure(1)
     assert queue.level == logging.INFO
     assert django_q2_own(queue).formatter._fmt == LOG_FORMAT
 
 
-@override_settings(
-    LOGGING={"loggers": {QUEUE_LOGGER: {"level": "ERROR"}, "django_workflow": {"level": "ERROR"}}}
-)
-def test_loggers_configured_in_logging_are_left_as_configured(loggers):
+def test_loggers_configured_in_logging_are_left_as_configured(loggers, project):
+    levels = {QUEUE_LOGGER: {"level": "ERROR"}, "django_workflow": {"level": "ERROR"}}
+    project({"version": 1, "loggers": levels})
     ours, queue = loggers
     ours.setLevel(logging.ERROR)
     configure(2)
