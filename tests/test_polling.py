@@ -10,18 +10,25 @@ from django.utils import timezone
 from django_q.models import OrmQ, Schedule
 
 from django_workflow.schedulers.base import all_works
-from django_workflow.schedulers.polling import PollingScheduler, poll, schedule_name
+from django_workflow.schedulers.polling import (
+    PollingScheduler,
+    poll,
+    poll_models,
+    schedule_name,
+)
 from django_workflow.signals import work_fired
 from tests.testapp.models import Batch, Proposal, Sync
 
 pytestmark = pytest.mark.django_db
 
 
-def test_works_sharing_a_model_interval_and_queue_share_one_schedule():
+def test_works_sharing_an_interval_and_a_queue_share_one_schedule_across_models():
     groups = PollingScheduler().groups(all_works())
-    proposal = groups[("testapp.Proposal", "* * * * *", "workflow")]
-    assert [w.name for w in proposal] == [w.name for w in Proposal.workflow.works]
-    assert ("testapp.Alarm", "* * * * *", "workflow") not in groups  # on the timeline
+    every_minute = groups[("* * * * *", "workflow")]
+    proposal = [w.name for w in every_minute if w.model_label == "testapp.Proposal"]
+    assert proposal == [w.name for w in Proposal.workflow.works]
+    assert {w.model_label for w in every_minute} >= {"testapp.Proposal", "testapp.Batch"}
+    assert not any(w.model_label == "testapp.Alarm" for w in every_minute)  # on the timeline
 
 
 def test_sync_adds_updates_and_removes_schedules():
@@ -35,17 +42,20 @@ def test_sync_adds_updates_and_removes_schedules():
         "removed": 0,
         "unchanged": first["added"],
     }
-    name = schedule_name("testapp.Proposal", "* * * * *", "workflow")
+    name = schedule_name("* * * * *", "workflow")
     Schedule.objects.filter(name=name).update(cron="0 * * * *", args="()")
     Schedule.objects.create(
-        name="workflow:testapp.Gone:workflow:* * * * *", func="x", cron="* * * * *"
+        name="workflow:testapp.Gone:workflow:* * * * *",
+        func="x",
+        cron="* * * * *",  # release 1
     )
     Schedule.objects.create(name="not-ours", func="y")
     again = scheduler.sync(works)
     assert (again["updated"], again["removed"]) == (1, 1)
     updated = Schedule.objects.get(name=name)
     assert (updated.cron, updated.schedule_type, updated.repeats) == ("* * * * *", "C", -1)
-    assert updated.func == "django_workflow.schedulers.polling.poll"
+    assert updated.func == "django_workflow.schedulers.polling.poll_models"
+    assert "testapp.Proposal" in ast.literal_eval(updated.args)[0]
     assert ast.literal_eval(updated.kwargs) == {"q_options": {"cluster": "workflow"}}
     assert Schedule.objects.filter(name="not-ours").exists()
 
@@ -57,7 +67,7 @@ def test_after_a_sync_every_schedule_is_due_at_once_whatever_its_cron(time_machi
     scheduler, works = PollingScheduler(), all_works()
     scheduler.sync(works)
     ours = Schedule.objects.filter(name__startswith="workflow:")
-    hourly = ours.get(name=schedule_name("dunning.Subscription", "0 * * * *", "workflow"))
+    hourly = ours.get(name=schedule_name("0 * * * *", "workflow"))
     assert hourly.next_run == timezone.now()
     assert not ours.filter(next_run__gt=timezone.now()).exists()
     ours.update(next_run=timezone.now() + timedelta(minutes=59))  # as django-q2 left them
@@ -107,3 +117,27 @@ def test_work_fired_reports_each_run():
     finally:
         work_fired.disconnect(listener)
     assert (Batch, "timeout:waiting.expire", 2) in received
+
+
+def test_one_task_polls_every_model_of_its_group_and_a_failing_model_stops_no_other(
+    monkeypatch,
+):
+    from django_workflow.schedulers import polling
+
+    Batch.objects.bulk_create([Batch() for _ in range(2)])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    real = polling.run_due
+
+    def failing_for_proposals(model, works, **kwargs):
+        if model is Proposal:
+            raise RuntimeError("database gone")
+        return real(model, works, **kwargs)
+
+    monkeypatch.setattr(polling, "run_due", failing_for_proposals)
+    group = {
+        "testapp.Proposal": ["timeout:review.reminder"],
+        "testapp.Batch": ["timeout:waiting.ping"],
+    }
+    with pytest.raises(RuntimeError, match="database gone"):
+        poll_models(group)
+    assert Batch.objects.filter(waiting_ping_fired_at__isnull=False).count() == 2

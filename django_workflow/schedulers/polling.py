@@ -1,9 +1,10 @@
 """The polling scheduler: django-q2 Schedules on each workflow's queue.
 
-The works of one model that share a ``check_interval`` and queue are polled
-by one Schedule, whose task asks with one combined query which of them have
-anything due, then claims and fires only those. Polling cost grows with the
-number of models, not with the number of deadlines.
+The works that share a ``check_interval`` and a queue are polled by one
+Schedule, whatever their models: its task asks each model one indexed
+question ("is a deadline due?") and fires only what is. One django-q2 task a
+tick serves every model, so the worker's idle cost barely grows with the
+number of models, and not at all with the number of deadlines.
 
 Automatic steps are queued the moment a record enters them; their poll is
 the safety net: it queues a step for records that have waited longer than
@@ -35,7 +36,7 @@ from .base import Scheduler
 logger = logging.getLogger(__name__)
 
 PREFIX = "workflow:"
-POLL_TASK = "django_workflow.schedulers.polling.poll"
+POLL_TASK = "django_workflow.schedulers.polling.poll_models"
 #: How long a record may wait in an automatic step before its poll queues it again.
 STEP_GRACE = timedelta(seconds=60)
 
@@ -50,12 +51,12 @@ class PollingScheduler(Scheduler):
             return False
         return work.kind == WorkKind.STEP or work.scheduler == self.name
 
-    def groups(self, works: list[Work]) -> dict[tuple[str, str, str], list[Work]]:
-        """Works polled together: same model, check interval and queue."""
-        grouped: dict[tuple[str, str, str], list[Work]] = defaultdict(list)
+    def groups(self, works: list[Work]) -> dict[tuple[str, str], list[Work]]:
+        """Works polled together: same check interval and queue, any model."""
+        grouped: dict[tuple[str, str], list[Work]] = defaultdict(list)
         for work in works:
             if self.accepts(work):
-                grouped[(work.model_label, work.check_interval, work.queue)].append(work)
+                grouped[(work.check_interval, work.queue)].append(work)
         return dict(grouped)
 
     def sync(self, works: list[Work]) -> dict[str, int]:
@@ -72,14 +73,14 @@ class PollingScheduler(Scheduler):
         now = timezone.now()
         counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0}
         wanted = {
-            schedule_name(*key): (key, [w.name for w in group])
+            schedule_name(*key): (key, _by_model(group))
             for key, group in self.groups(works).items()
         }
         existing = {s.name: s for s in Schedule.objects.filter(name__startswith=PREFIX)}
-        for name, ((label, cron, queue), names) in wanted.items():
+        for name, ((cron, queue), by_model) in wanted.items():
             values = {
                 "func": POLL_TASK,
-                "args": repr((label, names)),
+                "args": repr((by_model,)),
                 "kwargs": repr({"q_options": {"cluster": queue}}),
                 "schedule_type": Schedule.CRON,
                 "cron": cron,
@@ -104,13 +105,35 @@ class PollingScheduler(Scheduler):
         return counts
 
 
-def schedule_name(model_label: str, cron: str, queue: str) -> str:
+def _by_model(works: list[Work]) -> dict[str, list[str]]:
+    by_model: dict[str, list[str]] = {}
+    for work in works:
+        by_model.setdefault(work.model_label, []).append(work.name)
+    return by_model
+
+
+def schedule_name(cron: str, queue: str) -> str:
     """A stable, durable key for one polling group (django-q2 allows 100 characters)."""
-    name = f"{PREFIX}{model_label}:{queue}:{cron}"
+    name = f"{PREFIX}{queue}:{cron}"
     if len(name) <= 100:
         return name
     digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:12]
-    return f"{PREFIX}{model_label[:70]}:{digest}"
+    return f"{PREFIX}{queue[:70]}:{digest}"
+
+
+def poll_models(by_model: dict[str, list[str]]) -> dict[str, dict[str, int]]:
+    """The Schedule's task: ``poll`` each model in turn. One model's failure is logged
+    and does not keep the others from their poll; the task then fails with it."""
+    fired, failure = {}, None
+    for model_label, work_names in by_model.items():
+        try:
+            fired[model_label] = poll(model_label, work_names)
+        except Exception as error:
+            logger.exception("poll %s failed", model_label)
+            failure = failure or error
+    if failure is not None:
+        raise failure
+    return fired
 
 
 def poll(model_label: str, work_names: list[str], now: datetime | None = None) -> dict[str, int]:
