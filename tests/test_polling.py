@@ -76,6 +76,10 @@ def test_after_a_sync_every_schedule_is_due_at_once_whatever_its_cron(time_machi
     assert scheduler.sync(works)["unchanged"] == ours.count()
     assert set(ours.values_list("next_run", flat=True)) == {timezone.now()}
     assert Schedule.objects.get(name="not-ours").next_run > timezone.now()
+    time_machine.move_to("2026-06-01 09:30:05Z", tick=False)  # another node starts
+    with CaptureQueriesContext(connection) as queries:
+        scheduler.sync(works)
+    assert not [q for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
 
 
 def test_self_scheduled_and_precise_deadlines_are_not_polled():

@@ -101,7 +101,9 @@ class PollingScheduler(Scheduler):
         for stale in existing.values():
             stale.delete()
             counts["removed"] += 1
-        Schedule.objects.filter(name__in=list(wanted), next_run__gt=now).update(next_run=now)
+        later = Schedule.objects.filter(name__in=list(wanted), next_run__gt=now)
+        if later.exists():  # read first: on SQLite any UPDATE waits for every running write
+            later.update(next_run=now)
         return counts
 
 
