@@ -1,11 +1,14 @@
 """The same two-step workflow written with django_workflow and with django-fsm-2."""
 
+from datetime import timedelta
+
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
+from django.db.models import F
 from django.utils import timezone
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
-from django_workflow import Step, Timeout, Transition, WorkflowModel
+from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
 
 
 class Ours(WorkflowModel):
@@ -57,41 +60,6 @@ class Peer(ConcurrentTransitionMixin, models.Model):
             )
 
 
-class Deadlined(WorkflowModel):
-    """Twenty steps; s00 carries an action timeout, s01 and s03 transition timeouts."""
-
-    class Workflow:
-        s00 = Step(
-            Transition("next", to="s01"), Timeout("reminder", fire_after="2d", action="remind")
-        )
-        s01 = Step(
-            Transition("next", to="s02"), Timeout("expire", fire_after="7d", transition_to="s02")
-        )
-        s02 = Step(Transition("next", to="s03"))
-        s03 = Step(
-            Transition("next", to="s04"), Timeout("expire", fire_after="7d", transition_to="s04")
-        )
-        s04 = Step(Transition("next", to="s05"))
-        s05 = Step(Transition("next", to="s06"))
-        s06 = Step(Transition("next", to="s07"))
-        s07 = Step(Transition("next", to="s08"))
-        s08 = Step(Transition("next", to="s09"))
-        s09 = Step(Transition("next", to="s10"))
-        s10 = Step(Transition("next", to="s11"))
-        s11 = Step(Transition("next", to="s12"))
-        s12 = Step(Transition("next", to="s13"))
-        s13 = Step(Transition("next", to="s14"))
-        s14 = Step(Transition("next", to="s15"))
-        s15 = Step(Transition("next", to="s16"))
-        s16 = Step(Transition("next", to="s17"))
-        s17 = Step(Transition("next", to="s18"))
-        s18 = Step(Transition("next", to="s19"))
-        s19 = Step()
-
-    def remind(self):
-        pass
-
-
 class Chain(WorkflowModel):
     """Five automatic steps in a row."""
 
@@ -125,42 +93,137 @@ class BenchAlarm(WorkflowModel):
         self.rang_at = timezone.now()
 
 
-def _eight_reminders():
-    steps = {}
-    for index in range(20):
-        name = f"s{index:02d}"
-        following = f"s{index + 1:02d}" if index < 19 else None
-        children = [Transition("next", to=following)] if following else []
-        if index < 8:
-            children.append(Timeout("reminder", fire_after="2d", action="remind"))
-        steps[name] = Step(*children)
-    return type("Workflow", (), steps)
-
-
-class Polled(WorkflowModel):
-    """Twenty steps, eight of them with a reminder: eight deadlines to poll."""
-
-    Workflow = _eight_reminders()
-
-    def remind(self):
-        pass
-
-
-class Reminded(WorkflowModel):
-    """One action timeout with a no-op action, fired record by record."""
-
-    class Workflow:
-        waiting = Step(
-            Transition("answer", to="answered"),
-            Timeout("remind", fire_after="1d", action="remind"),
-        )
-        answered = Step()
-
-    def remind(self):
-        pass
-
-
 class Bystander(models.Model):
     """Another writer's table: its writes must never wait long on a firing."""
 
     touched = models.IntegerField(default=0)
+
+
+# The "Deadlines at scale" benchmarks ------------------------------------------------------
+#
+# "Now" in those benchmarks is a Tuesday 10:00 in Zagreb after a holiday Monday (and a
+# holiday Friday before the weekend), so business-day deadlines just behind it skip four
+# days off in a row; the same calendar is declared on every model below.
+
+BENCH_ZONE = "Europe/Zagreb"
+BENCH_HOLIDAYS = ["2026-12-24", "2026-12-25", "2026-12-28"]
+
+
+def _noop(self):
+    pass
+
+
+def _kind_model(name, deadline, doc, calculations=None, extra_fields=None):
+    """Eight steps in a cycle; the kind's deadline on s0-s3, nothing on s4-s7."""
+    steps = {}
+    for index in range(8):
+        children = [Transition("next", to=f"s{(index + 1) % 8}")]
+        if index < 4:
+            children.append(deadline())
+        steps[f"s{index}"] = Step(*children)
+    options = {"log": True, "time_zone": BENCH_ZONE, "holidays": BENCH_HOLIDAYS}
+    if calculations:
+        options["calculations"] = calculations
+    attrs = {
+        "__module__": __name__,
+        "__doc__": doc,
+        "Workflow": type("Workflow", (), {**options, **steps}),
+        "remind": _noop,
+        **(extra_fields or {}),
+    }
+    return type(WorkflowModel)(name, (WorkflowModel,), attrs)
+
+
+KindCalendar = _kind_model(
+    "KindCalendar",
+    lambda: Timeout("remind", fire_after="2d", action="remind"),
+    "A calendar action timeout, fire_after='2d'.",
+)
+KindBusiness = _kind_model(
+    "KindBusiness",
+    lambda: Timeout("remind", fire_after="2bd", action="remind"),
+    "A business-day action timeout, fire_after='2bd' (Zagreb, holidays).",
+)
+KindEvery = _kind_model(
+    "KindEvery",
+    lambda: Every("nag", interval="1d", until="7d", action="remind"),
+    "An every with an until: interval='1d', until='7d'.",
+)
+KindCalculated = _kind_model(
+    "KindCalculated",
+    lambda: Timeout("answer", fire_at="answer_due", action="remind"),
+    "An action timeout at a calculations entry (submitted_at + 2 h).",
+    calculations={"answer_due": F("submitted_at") + timedelta(hours=2)},
+    extra_fields={"submitted_at": models.DateTimeField(null=True)},
+)
+KIND_MODELS = {
+    "calendar 2d": KindCalendar,
+    "business 2bd": KindBusiness,
+    "every 1d until 7d": KindEvery,
+    "calculation fire_at": KindCalculated,
+}
+
+
+def _deadline(index, action):
+    """Deadline ``index`` of a step: calendar, business-day, every-until, one calculation."""
+    days = index % 5 + 1
+    if index % 4 == 1:
+        return Timeout(f"b{index}", fire_after=f"{days}bd", action=action)
+    if index % 4 == 2:
+        interval = index % 3 + 1
+        return Every(f"e{index}", interval=f"{interval}d", until=f"{interval + 6}d", action=action)
+    if index == 3:
+        return Timeout(f"c{index}", fire_at="answer_due", action=action)
+    return Timeout(f"t{index}", fire_after=f"{days}d", action=action)
+
+
+def _many_deadlines(count):
+    """open and closed (flip/flop) share ``count`` deadlines; four plain steps p0-p3."""
+    steps, actions = {}, {}
+    shares = {"open": (count + 1) // 2, "closed": count // 2}
+    for step, move, target in (("open", "flip", "closed"), ("closed", "flop", "open")):
+        children = [Transition(move, to=target), Transition("park", to="p0")]
+        for index in range(shares[step]):
+            action = f"act_{step}_{index}"
+            actions[action] = _noop
+            children.append(_deadline(index, action))
+        steps[step] = Step(*children)
+    for index in range(4):
+        steps[f"p{index}"] = Step(Transition("park", to=f"p{(index + 1) % 4}"))
+    return steps, actions
+
+
+def _deadlines_model(name, count, doc):
+    steps, actions = _many_deadlines(count)
+    options = {
+        "log": True,
+        "time_zone": BENCH_ZONE,
+        "holidays": BENCH_HOLIDAYS,
+        "calculations": {"answer_due": F("submitted_at") + timedelta(hours=2)},
+    }
+    attrs = {
+        "__module__": __name__,
+        "__doc__": doc,
+        "submitted_at": models.DateTimeField(null=True),
+        "Workflow": type("Workflow", (), {**options, **steps}),
+        **actions,
+    }
+    return type(WorkflowModel)(name, (WorkflowModel,), attrs)
+
+
+OneDeadline = _deadlines_model("OneDeadline", 1, "One calendar deadline, on open.")
+ManyDeadlines = _deadlines_model(
+    "ManyDeadlines", 32, "32 deadlines: calendar, business-day, every-until, calculation."
+)
+
+
+class Intake(WorkflowModel):
+    """An automatic step, for the safety net that queues records waiting in it."""
+
+    class Workflow:
+        intake = Step(action="work", on_success="done")
+        done = Step(Transition("reopen", to="archived"))
+        archived = Step()
+
+    def work(self):
+        pass
