@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import logging
 import os
 import signal
 import socket
@@ -29,8 +28,6 @@ from .conf import workflow_settings
 from .recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
 from .schedulers.precise import PreciseScheduler, Timeline
-
-logger = logging.getLogger(__name__)
 
 PR_SET_CHILD_SUBREAPER = 36
 
