@@ -64,7 +64,14 @@ class TransitionLogAdmin(admin.ModelAdmin):
         "actor_repr",
     )
     list_filter = (WorkflowModelFilter, "triggered_by", "transition_name")
-    search_fields = ("object_id", "from_state", "to_state", "transition_name", "actor_repr")
+    search_fields = (
+        "object_id",
+        "from_state",
+        "to_state",
+        "transition_name",
+        "actor_repr",
+        "comment",
+    )
     date_hierarchy = "occurred_at"
     ordering = ("-occurred_at", "-id")
     list_select_related = ("content_type",)

@@ -13,6 +13,8 @@ from datetime import timedelta
 from typing import Any
 
 Duration = timedelta | tuple[int, str] | str
+#: Keyword arguments of every transition call that go to its log row, not to fields.
+RESERVED = ("comment", "data")
 Policy = Callable[[Any, Any, str], bool]
 
 

@@ -55,9 +55,17 @@ ACTION_FAILURES = (Exception, TimeLimitExceeded)
 
 
 def run_transition(
-    record: Any, name: str, *, actor: Any = None, authorize: bool = True, **accepted: Any
+    record: Any,
+    name: str,
+    *,
+    actor: Any = None,
+    authorize: bool = True,
+    comment: str = "",
+    data: Any = None,
+    **accepted: Any,
 ) -> Any:
-    """Move ``record`` through transition ``name`` of its current step."""
+    """Move ``record`` through transition ``name`` of its current step; ``comment`` and
+    ``data`` are stored on its log row."""
     model = type(record)
     workflow: CompiledWorkflow = model.workflow
     step = getattr(record, workflow.state_attribute)
@@ -80,7 +88,8 @@ def run_transition(
     for attname in _fields_read(declared.routes, model) - set(accepted):
         guard[attname] = getattr(record, attname)
     changes = {**entry_changes(workflow, target, timezone.now()), **accepted}
-    return move(record, guard, changes, Event(step, target, name, Trigger.MANUAL, actor))
+    event = Event(step, target, name, Trigger.MANUAL, actor, comment=comment, data=data)
+    return move(record, guard, changes, event)
 
 
 # Writing --------------------------------------------------------------------
@@ -606,4 +615,6 @@ def _log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
         attempt=event.attempt,
         error="" if error is None else error_text(error),
         reverses=event.reverses,
+        comment=event.comment or "",
+        data=event.data,
     )

@@ -46,3 +46,5 @@ class Event:
     error: BaseException | None = None
     attempt: int | None = None
     reverses: Any = None  # the log row an undo reverses
+    comment: str = ""
+    data: Any = None

@@ -41,6 +41,8 @@ class TransitionLog(models.Model):
     reverses = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reversed_by"
     )
+    comment = models.TextField(blank=True, help_text="Why, in the caller's words.")
+    data = models.JSONField(null=True, blank=True, help_text="What the caller attached.")
 
     class Meta:
         ordering = ["occurred_at", "id"]

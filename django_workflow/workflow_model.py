@@ -85,10 +85,20 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         rearming.remember(self, fields)
 
     def transition(
-        self, name: str, actor: Any = None, *, authorize: bool = True, **accepted: Any
+        self,
+        name: str,
+        actor: Any = None,
+        *,
+        authorize: bool = True,
+        comment: str = "",
+        data: Any = None,
+        **accepted: Any,
     ) -> WorkflowModel:
-        """Run transition ``name`` from the current step; see the docs for the errors."""
-        return engine.run_transition(self, name, actor=actor, authorize=authorize, **accepted)
+        """Run transition ``name`` from the current step; ``comment`` and ``data`` go to
+        its log row. See the docs for the errors."""
+        return engine.run_transition(
+            self, name, actor=actor, authorize=authorize, comment=comment, data=data, **accepted
+        )
 
     def undo(self, actor: Any = None) -> WorkflowModel:
         """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""

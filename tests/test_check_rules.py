@@ -133,3 +133,13 @@ def test_lazy_translations_are_labels(declare):
         done = Step()
 
     assert ids(declare(Workflow)) == []
+
+
+def test_accepting_a_name_reserved_for_the_log_row_is_an_error(declare):
+    class Workflow:
+        start = Step(Transition("go", to="done", accept=["comment"]))
+        done = Step()
+
+    model = declare(Workflow, comment=models.TextField())
+    [error] = check_model(model)
+    assert error.id == "django_workflow.E020" and "reserves for its log row" in error.msg

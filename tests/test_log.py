@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Candidate, Import, Order, Routed
+from tests.testapp.models import Candidate, Decision, Import, Order, Routed
 
 pytestmark = pytest.mark.django_db
 
@@ -71,3 +71,27 @@ def test_a_failed_call_writes_no_row():
 def test_workflows_without_log_write_nothing():
     Import.objects.create()
     assert not TransitionLog.objects.exists()
+
+
+def test_a_call_stores_its_comment_and_data_on_the_log_row_and_the_admin_shows_them(
+    admin_client,
+):
+    decision = Decision.objects.create()
+    decision.hold(actor="ops", comment="waiting for legal", data={"ticket": 4711})
+    row = decision.history().last()
+    assert (row.comment, row.data, row.transition_name) == (
+        "waiting for legal",
+        {"ticket": 4711},
+        "hold",
+    )
+    page = admin_client.get(f"/admin/testapp/decision/{decision.pk}/change/")
+    assert '<td class="workflow-comment">waiting for legal</td>' in page.content.decode()
+    found = admin_client.get("/admin/django_workflow/transitionlog/", {"q": "legal"})
+    assert found.context["cl"].result_count == 1
+
+
+def test_comment_and_data_are_no_accepted_values():
+    decision = Decision.objects.create()
+    decision.hold(comment="")
+    assert Decision.objects.get(pk=decision.pk).state == "held"
+    assert decision.history().last().data is None

@@ -6,9 +6,8 @@ from typing import Any
 
 from django.db.models import Q
 
-from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
-from ..declaration import Route, Transition
+from ..declaration import RESERVED, Route, Transition
 from ..generation import is_generated
 from .common import Messages, error, field, where
 
@@ -59,14 +58,22 @@ def _check_accept(
     model: Any, workflow: CompiledWorkflow, place: str, transition: Transition
 ) -> Messages:
     for accepted in transition.accept:
-        if not isinstance(accepted, str) or field(model, accepted) is None:
+        if accepted in RESERVED:
+            yield error(
+                model,
+                f"{place} accepts {accepted!r}, a name every transition call reserves for "
+                "its log row.",
+                "Accept the field under another name, or pass it as comment=/data= to the call.",
+                "E020",
+            )
+        elif not isinstance(accepted, str) or field(model, accepted) is None:
             yield error(
                 model,
                 f"{place} accepts {accepted!r}, which is not a field of the model.",
                 "List field names in accept=[...].",
                 "E020",
             )
-        elif accepted in (workflow.state_attribute, STATE_ENTERED_AT):
+        elif accepted in workflow.owned_columns:
             yield error(
                 model,
                 f"{place} accepts {accepted!r}, which the workflow itself writes.",
