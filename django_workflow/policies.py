@@ -27,12 +27,23 @@ class actor_attribute_equals:
 
 @dataclass(frozen=True)
 class has_perm:
-    """Allow actors for whom ``actor.has_perm(permission)`` is true."""
+    """Allow actors who hold ``permission`` globally or on the record.
+
+    Asks ``actor.has_perm(permission)`` first, then ``actor.has_perm(permission,
+    record)``: Django's ``ModelBackend`` answers only the first (it returns
+    ``False`` whenever an object is given), object-permission backends such as
+    django-rules or django-guardian answer the second, so either kind of grant
+    allows.
+    """
 
     permission: str
 
     def __call__(self, actor: Any, record: Any, name: str) -> bool:
-        return actor is not None and bool(actor.has_perm(self.permission))
+        if actor is None:
+            return False
+        if actor.has_perm(self.permission):
+            return True
+        return record is not None and bool(actor.has_perm(self.permission, record))
 
 
 def is_staff(actor: Any, record: Any, name: str) -> bool:

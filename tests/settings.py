@@ -88,6 +88,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
+# Object permissions through django-rules beside Django's own: the has_perm policy
+# must honour a grant on one record (tests/test_object_permissions.py).
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "rules.permissions.ObjectPermissionBackend",
+]
 ROOT_URLCONF = "tests.urls"
 TEMPLATES = [
     {
