@@ -41,6 +41,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
     "time_zone": ("UTC", _text, "an IANA time zone name"),
     "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
     "holidays": (None, lambda v: True, "a holidays calendar"),
+    "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
 }
 
 
@@ -68,6 +69,7 @@ class CompiledWorkflow:
     time_zone: str = "UTC"
     time_zone_field: str | None = None
     holidays: Any = None
+    save_signals: bool = True
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 

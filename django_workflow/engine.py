@@ -22,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, router, transaction
 from django.db.models import Q
+from django.db.models.signals import post_save, pre_save
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
@@ -105,11 +106,16 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     model = type(record)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: deadlines.entering(record, changes)}
+    signals = _save_signals(model)
     with transaction.atomic(using=db):
+        if signals:
+            _pre_save(model, _with_values(record, changes), changes, db)
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
         if not rows.update(**changes):
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
+        if signals:
+            _post_save(model, record, changes, db)
         _after_change(record, event, db)
     return record
 
@@ -125,11 +131,20 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         same, due = deadlines.common_entry_due(model, step, changes[STATE_ENTERED_AT])
         changes = {**changes, NEXT_DUE_AT: due} if same else changes
         per_record = not same
+    signals = _save_signals(model)
+    if signals:
+        before = model._base_manager.using(db).in_bulk(list(claim.values_list("pk", flat=True)))
+        for instance in before.values():
+            _pre_save(model, _with_values(instance, changes), changes, db)
     pks = _update_returning(model, claim, changes, db)
     if not pks:
         return pks
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
         deadlines.refresh(model, pks, db)
+    if signals:
+        written = {**changes, NEXT_DUE_AT: None} if per_record else changes
+        for instance in model._base_manager.using(db).in_bulk(pks).values():
+            _post_save(model, instance, written, db)
     if model.workflow.log is True:
         rows = [_log_row(model, pk, event, db) for pk in pks]
         TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
@@ -139,6 +154,29 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     for pk in pks:
         _announce(model, pk, instances.get(pk), event, db)
     return pks
+
+
+def _save_signals(model: Any) -> bool:
+    """Whether step changes send ``pre_save``/``post_save`` (``Workflow.save_signals``)."""
+    return model.workflow.save_signals and (
+        pre_save.has_listeners(model) or post_save.has_listeners(model)
+    )
+
+
+def _pre_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> None:
+    fields = frozenset(written)
+    pre_save.send(sender=model, instance=instance, raw=False, using=db, update_fields=fields)
+
+
+def _post_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> None:
+    post_save.send(
+        sender=model,
+        instance=instance,
+        created=False,
+        update_fields=frozenset(written),
+        raw=False,
+        using=db,
+    )
 
 
 def _update_returning(model: Any, claim: Any, changes: dict[str, Any], db: str) -> list[Any]:

@@ -31,7 +31,10 @@ class StateField(models.CharField):
         super().__init__(*args, **kwargs)
 
     def pre_save(self, model_instance: models.Model, add: bool) -> Any:
-        if add and self.initial_step is not None:
+        # Only on the workflow's own model: a copy of the field elsewhere (a history
+        # table's) stores the step it is given.
+        own = getattr(type(model_instance), "workflow", None) is not None
+        if add and own and self.initial_step is not None:
             setattr(model_instance, self.attname, self.initial_step)
         return super().pre_save(model_instance, add)
 

@@ -26,6 +26,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "django_workflow",
+    # The REST endpoints (django_workflow.rest), tested in tests/test_rest.py.
+    "rest_framework",
+    "drf_spectacular",
+    # A save-based history app, to see that every step change reaches it.
+    "simple_history",
     "tests.testapp",
     # The example project's reference workflows, tested end to end in tests/examples.
     "example_project.hiring",
@@ -95,6 +100,7 @@ AUTHENTICATION_BACKENDS = [
     "rules.permissions.ObjectPermissionBackend",
 ]
 ROOT_URLCONF = "tests.urls"
+REST_FRAMEWORK = {"DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema"}
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",

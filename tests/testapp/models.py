@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from simple_history.models import HistoricalRecords
 
 from django_workflow import Every, Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.policies import (
@@ -529,3 +530,29 @@ class Escalation(WorkflowModel):
 
     def handle(self):
         self.handled += 1
+
+
+class Permit(WorkflowModel):
+    """Audited by django-simple-history: one historical row per step change."""
+
+    note = models.CharField(max_length=100, blank=True)
+    audit = HistoricalRecords()  # not "history": that is the workflow's log
+
+    class Workflow:
+        draft = Step(Transition("submit", to="review"))
+        review = Step(
+            Transition("approve", to="approved", accept=["note"]),
+            Timeout("expire", fire_after="1d", transition_to="expired"),
+        )
+        approved = Step()
+        expired = Step(Transition("revive", to="review"))
+
+
+class Quiet(WorkflowModel):
+    """``save_signals = False``: step changes send no save signals."""
+
+    class Workflow:
+        save_signals = False
+
+        draft = Step(Transition("submit", to="done"))
+        done = Step()
