@@ -113,7 +113,7 @@ def tag(record, fired, now):
     return "pending, not yet fired"
 
 
-def load(model, alias, size, make=None, now=NOW):
+def load(model, alias, size, make=None, now=NOW, templates=None):
     """Grow (or rebuild) the model's table to ``size`` rows; returns seconds spent."""
     connection = connections[alias]
     table = model._meta.db_table
@@ -125,7 +125,7 @@ def load(model, alias, size, make=None, now=NOW):
         if count != top or count > size or not _templates_ready(cursor, model, alias):
             cursor.execute(f"DELETE FROM {table}")
             count = 0
-            _write_templates(cursor, model, alias, make or maker(model, now), now)
+            _write_templates(cursor, model, alias, make or maker(model, now), now, templates)
         if size > count:
             _copy(cursor, connection, table, fields, count + 1, size, len(_written[(model, alias)]))
         if connection.vendor == "postgresql":
@@ -147,8 +147,8 @@ def _templates_ready(cursor, model, alias):
     return (model, alias) in _written
 
 
-def _write_templates(cursor, model, alias, make, now):
-    records, tags = build_templates(model, alias, make, now)
+def _write_templates(cursor, model, alias, make, now, templates=None):
+    records, tags = build_templates(model, alias, make, now, templates)
     _written[(model, alias)] = tags
     connection = connections[alias]
     fields = columns(model)
@@ -170,7 +170,7 @@ def _copy(cursor, connection, table, fields, first, last, n):
     names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     tpl = f"tpl_{table}"
     if connection.vendor == "postgresql":
-        shift = "((g * 7919) %% 999983) * interval '1 microsecond'"
+        shift = "((g::bigint * 7919) %% 999983) * interval '1 microsecond'"
         values = ", ".join(
             f"t.{connection.ops.quote_name(f.column)} + {shift}"
             if isinstance(f, models.DateTimeField)
@@ -283,6 +283,13 @@ def med(values):
 def spread(values, scale=1.0, digits=1):
     values = [v * scale for v in values]
     return f"{med(values):,.{digits}f} [{min(values):,.{digits}f}-{max(values):,.{digits}f}]"
+
+
+def machine():
+    """What else the machine was doing: load averages, CPUs."""
+    with open("/proc/loadavg") as handle:
+        load = " ".join(handle.read().split()[:3])
+    return f"{os.cpu_count()} CPUs, load average {load}"
 
 
 def verdict(ok):

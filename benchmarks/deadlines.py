@@ -41,6 +41,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
 
+from benchmarks import database
+
+database.own("deadlines")
+
 import django
 
 django.setup()
@@ -194,6 +198,7 @@ def report(vendor, results, wanted):
 
 
 def main():
+    print(f"machine: {common.machine()}")
     everything = {}
     for alias in DATABASES:
         wanted = common.sizes()
@@ -206,3 +211,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    print(f"machine at the end: {common.machine()}")

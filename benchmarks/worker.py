@@ -1,11 +1,13 @@
-"""The worker on PostgreSQL: chain latency, precise lateness, idle polling cost.
+"""The worker on PostgreSQL: chain latency and precise lateness, through a real cluster.
 
 - latency from a record entering a five-step automatic chain to reaching
   its end, with ``workflow_worker`` running (target under 1 s);
 - the precise timeline's lateness over 1,000 deadlines, median and 99th
-  percentile (target p99 under 100 ms);
-- the idle cost of one poll tick on 1,000,000 rows for a model polled for
-  1 deadline and for 8 (target: 8 at most 1.5x one).
+  percentile (target p99 under 100 ms).
+
+Its own database (``bench_worker``), so the worker's start-up catch-up never
+meets the other benchmarks' million-row tables. The idle cost of polling is
+measured by ``benchmarks/deadlines.py``, ``many_deadlines.py`` and ``idle_cpu.py``.
 
     make bench BENCHMARKS=benchmarks/worker.py
 """
@@ -23,21 +25,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.worker_settings")
 
+from benchmarks import database
+
+database.own("worker")
+
 import django
 
 django.setup()
 
 from django.core.management import call_command
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 
-from benchmarks.benchapp.models import BenchAlarm, Chain, Polled
-from django_workflow.schedulers.polling import poll
+from benchmarks.benchapp.models import BenchAlarm, Chain
 
 CHAINS = 20
 ALARMS = int(os.environ.get("BENCH_ALARMS", 1000))
-ROWS = int(os.environ.get("BENCH_ROWS", 1_000_000))
-TICKS = 200
 
 
 def start_worker():
@@ -90,42 +93,6 @@ def precise_lateness():
     return statistics.median(lateness), p99, lateness[0]
 
 
-def load_polled(cursor):
-    table = Polled._meta.db_table
-    fired = ", ".join(f"s{i:02d}_reminder_fired_at" for i in range(8))
-    values = ", ".join(f"CASE WHEN g %% 20 = {i} THEN now() ELSE NULL END" for i in range(8))
-    cursor.execute(f"TRUNCATE {table}")
-    cursor.execute(
-        f"""
-        INSERT INTO {table} (state, state_entered_at, {fired})
-        SELECT 's' || lpad((g %% 20)::text, 2, '0'),
-               now() - interval '2 days' - random() * interval '58 days', {values}
-        FROM generate_series(1, %s) g
-        """,
-        [ROWS],
-    )
-    cursor.execute(f"VACUUM ANALYZE {table}")
-
-
-def idle_poll_cost():
-    label = Polled._meta.label
-    works = [work.name for work in Polled.workflow.works]
-    assert len(works) == 8
-    now = timezone.now()
-
-    def tick(names):
-        samples = []
-        for _ in range(TICKS):
-            started = time.perf_counter()
-            fired = poll(label, names, now=now)
-            samples.append(time.perf_counter() - started)
-            assert not fired
-        return statistics.median(samples)
-
-    tick(works)  # compile and warm
-    return tick(works[:1]), tick(works)
-
-
 def main():
     call_command("migrate", verbosity=0)
     Chain.objects.all().delete()
@@ -143,13 +110,6 @@ def main():
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=60)
-    started = time.perf_counter()
-    load_polled(connection.cursor())
-    print(f"loaded {ROWS:,} rows in {time.perf_counter() - started:.0f} s")
-    one, eight = idle_poll_cost()
-    print("idle poll tick (one combined query per model)")
-    print(f"  1 deadline  {one * 1000:.3f} ms")
-    print(f"  8 deadlines {eight * 1000:.3f} ms  ratio {eight / one:.2f} (target <= 1.5)")
 
 
 if __name__ == "__main__":
