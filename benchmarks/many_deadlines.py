@@ -1,0 +1,117 @@
+"""32 deadlines on one model against 1: the idle tick and a manual transition.
+
+What it measures, on PostgreSQL, two models of the same shape (steps open and
+closed with transitions flip/flop between them, four plain steps p0-p3),
+``BENCH_ROWS`` rows each (default 1,000,000), built as in
+``benchmarks/deadlines.py``: now is the Tuesday after the holidays, every
+deadline due by then already fired, nothing due:
+
+- ``ManyDeadlines``: 32 deadlines, 16 on open and 16 on closed: calendar
+  timeouts (1d-5d), business-day timeouts (1bd-5bd), everies with an until,
+  and on each step one timeout at a ``calculations`` entry;
+- ``OneDeadline``: one calendar timeout on open.
+
+1. idle tick: ``polling.poll(label, all work names, now=NOW)``, nothing due;
+   target <= 1.5x the one-deadline model's;
+2. manual transition: ``record.transition("flip"/"flop")`` on one record,
+   ``BENCH_TRANSITIONS`` per round (each computes the entered step's
+   ``next_due_at``, then the guarded UPDATE and the log row); target <= 1.2x.
+
+Rounds alternate the models. ``BENCH_PROFILE=1`` prints a cProfile of the
+32-deadline transitions.
+
+    make bench BENCHMARKS=benchmarks/many_deadlines.py
+"""
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
+
+from benchmarks import database
+
+database.own("many_deadlines")
+
+import django
+
+django.setup()
+
+from django.core.management import call_command
+from django.db import connections
+
+from benchmarks import common
+from benchmarks.benchapp.models import ManyDeadlines, OneDeadline
+from django_workflow.schedulers.polling import poll
+
+ALIAS = "postgres"
+TICKS = int(os.environ.get("BENCH_TICKS", 500))
+TRANSITIONS = int(os.environ.get("BENCH_TRANSITIONS", 500))
+NAMES = ("flip", "flop")
+
+
+def idle(model):
+    label, names = model._meta.label, [work.name for work in model.workflow.works]
+
+    def tick():
+        assert not poll(label, names, now=common.NOW)
+
+    common.per_call(tick, 20)
+    return lambda: common.per_call(tick, TICKS, 2.0)
+
+
+def transitions(model):
+    record = model.objects.using(ALIAS).create()
+    record = model.objects.using(ALIAS).get(pk=record.pk)
+
+    def run(count=TRANSITIONS):
+        total = 0.0
+        for index in range(count):
+            started = common.time.perf_counter()
+            record.transition(NAMES[index % 2], actor="bench")
+            total += common.time.perf_counter() - started
+        if count % 2:
+            record.transition(NAMES[count % 2], actor="bench")  # back to open
+        return total / count
+
+    run(20)
+    return run
+
+
+def main():
+    print(f"machine: {common.machine()}")
+    common.use(ALIAS)
+    call_command("migrate", database=ALIAS, verbosity=0)
+    for model in (ManyDeadlines, OneDeadline):
+        seconds = common.load(model, ALIAS, common.ROWS)
+        checked = common.verify(model, ALIAS, common.ROWS)
+        print(f"{model.__name__}: {common.ROWS:,} rows ready in {seconds:.0f} s, {checked} checked")
+        print(f"  rows: {common.census(model, ALIAS, common.ROWS)}")
+        print(f"  deadlines: {sum(map(len, model.workflow.deadline_works.values()))}")
+    ticks = common.alternate({"32 deadlines": idle(ManyDeadlines), "1 deadline": idle(OneDeadline)})
+    moves = common.alternate(
+        {"32 deadlines": transitions(ManyDeadlines), "1 deadline": transitions(OneDeadline)}
+    )
+    print()
+    print(f"PostgreSQL, {common.ROWS:,} rows each, median [min-max] of {common.ROUNDS} rounds")
+    for title, results, unit, target in (
+        ("idle tick (poll, nothing due)", ticks, "µs", 1.5),
+        ("manual transition", moves, "µs", 1.2),
+    ):
+        print(f"  {title}")
+        for label, values in results.items():
+            print(f"    {label:<14}{common.spread(values, 1e6):>32} {unit}")
+        ratio = common.med(results["32 deadlines"]) / common.med(results["1 deadline"])
+        mark = common.verdict(ratio <= target)
+        print(f"    ratio 32 / 1 {ratio:6.2f}   target <= {target:.2f}  {mark}")
+    if common.profiling():
+        print("cProfile, 32-deadline transitions:")
+        run = transitions(ManyDeadlines)
+        common.profile(lambda: run(400))
+    connections.close_all()
+
+
+if __name__ == "__main__":
+    main()
+    print(f"machine at the end: {common.machine()}")
