@@ -13,8 +13,10 @@ below moved on to ``done``/``archived``), and in ``intake``, shuffled by key:
 ``polling.poll(label, ["step:intake"])`` runs with ``enqueue_step`` replaced
 by a recorder (so nothing runs them). Target: it queues exactly the waiting
 records, none of the others, in one poll. Then the same poll's cost, in
-alternated rounds: with the waiting records present, and once they have
-moved on (the idle tick of a model with 5,000 halted records).
+rounds: with the waiting records present; once they have moved on (the
+idle tick of a model with 5,000 halted records); and once every record has
+left the automatic step (the idle tick of a model whose automatic step is
+empty). The three states cannot coexist, so these rounds are not alternated.
 
     make bench BENCHMARKS=benchmarks/safety_net.py
 """
@@ -145,7 +147,11 @@ def main():
     with_waiting = common.alternate({"poll, 800 waiting": timed_poll})
     Intake._base_manager.using(ALIAS).filter(pk__in=by_kind["waiting"]).update(state="done")
     idle = common.alternate({"poll, none waiting": timed_poll})
-    for label, values in (*with_waiting.items(), *idle.items()):
+    Intake._base_manager.using(ALIAS).filter(state="intake").update(state="done")
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute(f"VACUUM ANALYZE {Intake._meta.db_table}")
+    empty = common.alternate({"poll, step empty": timed_poll})
+    for label, values in (*with_waiting.items(), *idle.items(), *empty.items()):
         print(
             f"  {label:<22}{common.spread(values, 1e3, 2):>26} ms per poll "
             f"(median [min-max] of {common.ROUNDS} rounds)"
