@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.db import models, transaction
 
@@ -139,6 +140,36 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
                 workflow.policy_for(step_name, transition.name), actor, self, transition.name
             )
         ]
+
+    # Async twins: each runs its sync method in the thread Django's ORM uses for sync
+    # code called from async code, so a guarded write stays one sync transaction.
+
+    async def atransition(
+        self,
+        name: str,
+        actor: Any = None,
+        *,
+        authorize: bool = True,
+        comment: str = "",
+        data: Any = None,
+        **accepted: Any,
+    ) -> WorkflowModel:
+        """``transition`` for async code: the same arguments, result and errors."""
+        return await sync_to_async(self.transition, thread_sensitive=True)(
+            name, actor, authorize=authorize, comment=comment, data=data, **accepted
+        )
+
+    async def aavailable_actions(self, actor: Any = None) -> list[str]:
+        """``available_actions`` for async code."""
+        return await sync_to_async(self.available_actions, thread_sensitive=True)(actor)
+
+    async def apending_deadlines(self) -> list[Any]:
+        """``pending_deadlines`` for async code."""
+        return await sync_to_async(self.pending_deadlines, thread_sensitive=True)()
+
+    async def aundo(self, actor: Any = None) -> WorkflowModel:
+        """``undo`` for async code: the same result and errors."""
+        return await sync_to_async(self.undo, thread_sensitive=True)(actor)
 
 
 def workflow_models(app_configs: Any = None, *, declared: bool = True) -> list[Any]:
