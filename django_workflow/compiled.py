@@ -42,6 +42,11 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
     "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
     "holidays": (None, lambda v: True, "a holidays calendar"),
     "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
+    "from_any_step": (
+        (),
+        lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
+        "a list of Transition(...)",
+    ),
 }
 
 
@@ -70,6 +75,7 @@ class CompiledWorkflow:
     time_zone_field: str | None = None
     holidays: Any = None
     save_signals: bool = True
+    from_any_step: tuple[Transition, ...] | list[Transition] = ()
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
@@ -84,18 +90,28 @@ class CompiledWorkflow:
     def transition_names(self) -> list[str]:
         """Every transition name, in declaration order, each once."""
         names: dict[str, None] = {}
-        for step in self.steps.values():
-            for transition in step.transitions:
+        for step_name in self.steps:
+            for transition in self.transitions_in(step_name):
                 if isinstance(transition.name, str):
                     names.setdefault(transition.name, None)
         return list(names)
 
-    def transition(self, step_name: str, name: str) -> Transition | None:
-        """The transition ``name`` offered by a manual step, or ``None``."""
+    def transitions_in(self, step_name: str) -> tuple[Transition, ...]:
+        """The transitions a step offers: its own (a manual step's), then those of
+        ``from_any_step`` whose target it is not, unless it declares the name itself."""
         step = self.steps.get(step_name)
-        if step is None or not step.is_manual:
-            return None
-        return next((t for t in step.transitions if t.name == name), None)
+        if step is None or step.is_terminal:
+            return ()
+        own = step.transitions if step.is_manual else ()
+        names = {t.name for t in own}
+        shared = tuple(
+            t for t in self.from_any_step if t.name not in names and step_name not in t.targets
+        )
+        return (*own, *shared)
+
+    def transition(self, step_name: str, name: str) -> Transition | None:
+        """The transition ``name`` offered in ``step_name``, or ``None``."""
+        return next((t for t in self.transitions_in(step_name) if t.name == name), None)
 
     def policy_for(self, step_name: str, name: str) -> Any:
         """The policy guarding ``name`` in ``step_name``: ``Workflow.policies`` wins."""
@@ -181,10 +197,10 @@ class CompiledWorkflow:
         declared = self.transition(step_name, name) if step_name else None
         if declared is not None:
             return declared.title
-        for step in self.steps.values():
-            for transition in step.transitions:
-                if transition.name == name and transition.label is not None:
-                    return transition.label
+        declared_anywhere = [t for s in self.steps.values() for t in s.transitions]
+        for transition in [*declared_anywhere, *self.from_any_step]:
+            if transition.name == name and transition.label is not None:
+                return transition.label
         return humanise(name)
 
 

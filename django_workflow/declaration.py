@@ -57,6 +57,8 @@ class Transition:
     accept: tuple[str, ...]
     undoable: bool
     label: Any
+    when: Any
+    action: str | None
 
     def __init__(
         self,
@@ -66,6 +68,8 @@ class Transition:
         accept: Any = (),
         undoable: bool = False,
         label: Any = None,
+        when: Any = None,
+        action: str | None = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
@@ -73,6 +77,8 @@ class Transition:
         object.__setattr__(self, "accept", _as_tuple(accept))
         object.__setattr__(self, "undoable", undoable)
         object.__setattr__(self, "label", label)
+        object.__setattr__(self, "when", when)
+        object.__setattr__(self, "action", action)
 
     @property
     def title(self) -> Any:

@@ -38,7 +38,7 @@ from .errors import (
     TransitionNotAllowed,
     WorkflowPermissionDenied,
 )
-from .evaluation import holds
+from .evaluation import holds, lookup_roots
 from .events import Event, Trigger, WorkKind
 from .models import TransitionLog
 from .policies import allowed
@@ -78,7 +78,9 @@ def run_transition(
         raise TypeError(
             f"{name}() got unexpected values {unexpected}; it accepts {list(declared.accept)}."
         )
-    seen = _with_values(record, accepted)  # what policies and routes decide on
+    seen = _with_values(record, accepted)  # what policies, `when` and routes decide on
+    if not available(seen, declared):
+        raise TransitionNotAllowed(record, name, step)
     if authorize and not allowed(workflow.policy_for(step, name), actor, seen, name):
         raise WorkflowPermissionDenied(record, name, actor)
     db = database(record)
@@ -86,11 +88,45 @@ def run_transition(
     if target is None:
         raise NoRouteMatched(record, name, step)
     guard = {workflow.state_attribute: step}
-    for attname in _fields_read(declared.routes, model) - set(accepted):
+    read = _fields_read([*declared.routes, Route(step, declared.when)], model)
+    for attname in read - set(accepted):
         guard[attname] = getattr(record, attname)
     changes = {**entry_changes(workflow, target, timezone.now()), **accepted}
     event = Event(step, target, name, Trigger.MANUAL, actor, comment=comment, data=data)
+    if declared.action is not None:
+        return _move_with_action(record, guard, changes, event, declared.action, accepted)
     return move(record, guard, changes, event)
+
+
+def available(record: Any, transition: Any) -> bool:
+    """Whether ``Transition(when=...)`` holds for ``record`` (always, without ``when``)."""
+    if transition.when is None:
+        return True
+    return _holds(transition.when, record, database(record))
+
+
+def _move_with_action(
+    record: Any,
+    guard: dict[str, Any],
+    changes: dict[str, Any],
+    event: Event,
+    action: str,
+    accepted: dict[str, Any],
+) -> Any:
+    """``Transition(action=...)``: with the row locked and still as the caller saw it,
+    run the method on the record holding the accepted values, save what it set, then
+    move. An exception rolls all of it back and reaches the caller."""
+    model, db = type(record), database(record)
+    with transaction.atomic(using=db):
+        rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
+        if not rows.select_for_update().exists():
+            raise StaleRecord(record, tuple(guard))
+        for name, value in accepted.items():
+            setattr(record, name, value)
+        getattr(record, action)()
+        record.save()
+        move(record, guard, changes, event)
+    return record
 
 
 # Writing --------------------------------------------------------------------
@@ -576,18 +612,8 @@ def _fields_read(routes: Iterable[Any], model: Any) -> set[str]:
     names: set[str] = set()
     for route in routes:
         if isinstance(route.when, Q):
-            names |= {by_name[n] for n in _lookup_roots(route.when) if n in by_name}
+            names |= {by_name[n] for n in lookup_roots(route.when) if n in by_name}
     return names
-
-
-def _lookup_roots(condition: Q) -> set[str]:
-    roots: set[str] = set()
-    for child in condition.children:
-        if isinstance(child, Q):
-            roots |= _lookup_roots(child)
-        elif isinstance(child, tuple):
-            roots.add(child[0].split("__")[0])
-    return roots
 
 
 def _with_values(record: Any, values: dict[str, Any]) -> Any:

@@ -14,6 +14,17 @@ from django.db.models.sql import Query
 from django.db.models.sql.constants import SINGLE
 
 
+def lookup_roots(condition: Q) -> set[str]:
+    """The field (or calculation) names a ``Q`` reads: ``sponsor`` of ``sponsor__name``."""
+    roots: set[str] = set()
+    for child in condition.children:
+        if isinstance(child, Q):
+            roots |= lookup_roots(child)
+        elif isinstance(child, tuple):
+            roots.add(child[0].split("__")[0])
+    return roots
+
+
 def holds(condition: Q, record: Any, using: str) -> bool:
     query = _values_query(record)
     query.add_annotation(Value(1), "_holds")

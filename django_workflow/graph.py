@@ -64,7 +64,7 @@ class Edge:
 def edges(workflow: Any) -> list[Edge]:
     found: list[Edge] = []
     for name, step in workflow.steps.items():
-        for transition in step.transitions:
+        for transition in workflow.transitions_in(name):
             text = str(workflow.transition_label(transition.name, name))
             found += [
                 Edge(name, to, transition.name, "transition", text) for to in transition.targets

@@ -130,13 +130,11 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         """The transitions ``actor`` may call now, in declaration order."""
         workflow = type(self).workflow
         step_name = self.current_step
-        step = workflow.steps.get(step_name)
-        if step is None or not step.is_manual:
-            return []
         return [
             transition.name
-            for transition in step.transitions
-            if allowed(
+            for transition in workflow.transitions_in(step_name)
+            if engine.available(self, transition)
+            and allowed(
                 workflow.policy_for(step_name, transition.name), actor, self, transition.name
             )
         ]

@@ -143,3 +143,42 @@ def test_accepting_a_name_reserved_for_the_log_row_is_an_error(declare):
     model = declare(Workflow, comment=models.TextField())
     [error] = check_model(model)
     assert error.id == "django_workflow.E020" and "reserves for its log row" in error.msg
+
+
+def test_a_when_that_is_no_q_nor_callable_or_reads_no_field_is_an_error(declare):
+    class Workflow:
+        start = Step(
+            Transition("go", to="done", when="yes"),
+            Transition("run", to="done", when=Q(sponsor__name="Fast")),
+        )
+        done = Step()
+
+    errors = check_model(declare(Workflow))
+    assert [e.id for e in errors] == ["django_workflow.E032", "django_workflow.E032"]
+    assert "when reads 'sponsor'" in errors[1].msg
+
+
+def test_a_transition_action_that_is_no_method_is_an_error(declare):
+    class Workflow:
+        start = Step(Transition("go", to="done", action="stamp"))
+        done = Step()
+
+    [error] = check_model(declare(Workflow))
+    assert error.id == "django_workflow.E033" and "action 'stamp'" in error.msg
+
+
+def test_from_any_step_naming_an_unknown_step_or_of_the_wrong_type_is_an_error(declare):
+    class Workflow:
+        from_any_step = [Transition("cancel", to="binned")]
+        start = Step(Transition("go", to="done"))
+        done = Step()
+
+    [error] = check_model(declare(Workflow))
+    assert error.id == "django_workflow.E012" and ": from_any_step, transition" in error.msg
+
+    class Wrong:
+        from_any_step = Transition("cancel", to="done")
+        start = Step(Transition("go", to="done"))
+        done = Step()
+
+    assert ids(declare(Wrong)) == ["E027"]

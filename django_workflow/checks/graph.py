@@ -21,6 +21,16 @@ def check_references(model: Any, workflow: CompiledWorkflow) -> Messages:
                     f"Declared steps: {', '.join(workflow.steps)}.",
                     "E012",
                 )
+    for transition in workflow.from_any_step:
+        for target in transition.targets:
+            if target not in workflow.steps:
+                yield error(
+                    model,
+                    f"from_any_step, transition {transition.name!r} names step {target!r}, "
+                    "which is not declared.",
+                    f"Declared steps: {', '.join(workflow.steps)}.",
+                    "E012",
+                )
 
 
 def check_reachable(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -42,7 +52,9 @@ def check_reachable(model: Any, workflow: CompiledWorkflow) -> Messages:
 def _reached_from(workflow: CompiledWorkflow, start: str) -> set[str]:
     reached, frontier = {start}, [start]
     while frontier:
-        for _entity, target in _targets(workflow.steps[frontier.pop()]):
+        current = frontier.pop()
+        shared = [t for transition in workflow.transitions_in(current) for t in transition.targets]
+        for target in [*(target for _entity, target in _targets(workflow.steps[current])), *shared]:
             if target in workflow.steps and target not in reached:
                 reached.add(target)
                 frontier.append(target)

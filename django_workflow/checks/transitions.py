@@ -8,18 +8,61 @@ from django.db.models import Q
 
 from ..compiled import CompiledWorkflow
 from ..declaration import RESERVED, Route, Transition
+from ..evaluation import lookup_roots
 from ..generation import is_generated
 from .common import Messages, error, field, where
 
 
 def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
-    for step_name, step in workflow.steps.items():
-        for transition in step.transitions:
-            entity = f"transition {transition.name!r}"
-            yield from _check_to_or_routes(model, where(step_name, entity), transition)
-            yield from check_routes(model, step_name, entity, transition.routes)
-            yield from _check_accept(model, workflow, where(step_name, entity), transition)
+    declared = [(s, t) for s, step in workflow.steps.items() for t in step.transitions]
+    for step_name, transition in [*declared, *(("", t) for t in workflow.from_any_step)]:
+        entity = f"transition {transition.name!r}"
+        place = where(step_name, entity) if step_name else f"from_any_step, {entity}"
+        yield from _check_to_or_routes(model, place, transition)
+        yield from check_routes(model, step_name or "from_any_step", entity, transition.routes)
+        yield from _check_accept(model, workflow, place, transition)
+        yield from _check_when(model, workflow, place, transition)
+        if transition.action is not None:
+            yield from _check_action(model, place, transition.action)
     yield from _check_method_names(model, workflow)
+
+
+def _check_when(
+    model: Any, workflow: CompiledWorkflow, place: str, transition: Transition
+) -> Messages:
+    """E032: ``when`` is a ``Q`` over the model's fields (or calculations), or a callable."""
+    when = transition.when
+    if when is None or callable(when):
+        return
+    if not isinstance(when, Q):
+        yield error(
+            model,
+            f"{place} has when={when!r}.",
+            "`when` is a Q object or a callable taking the record.",
+            "E032",
+        )
+        return
+    for name in sorted(lookup_roots(when)):
+        if field(model, name) is None and name not in workflow.calculations:
+            yield error(
+                model,
+                f"{place}: when reads {name!r}, which is not a field of the model.",
+                "Name model fields (or Workflow.calculations) in the Q.",
+                "E032",
+            )
+
+
+def _check_action(model: Any, place: str, action: Any) -> Messages:
+    """E033: a transition's ``action`` names a method of the model."""
+    if not callable(getattr(model, str(action), None)) or is_generated(
+        getattr(model, str(action), None)
+    ):
+        yield error(
+            model,
+            f"{place}: action {action!r} is not a method of the model.",
+            f"Define `def {action}(self):` on {model.__name__}; it runs inside the transition.",
+            "E033",
+        )
 
 
 def _check_to_or_routes(model: Any, place: str, transition: Transition) -> Messages:

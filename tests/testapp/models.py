@@ -556,3 +556,40 @@ class Quiet(WorkflowModel):
 
         draft = Step(Transition("submit", to="done"))
         done = Step()
+
+
+class Expense(WorkflowModel):
+    """Code in transitions: ``when`` guards, ``action`` methods, and ``from_any_step``."""
+
+    amount = models.IntegerField(default=0)
+    receipt = models.BooleanField(default=False)
+    approved_by = models.CharField(max_length=50, blank=True)
+    note = models.CharField(max_length=100, blank=True)
+
+    class Workflow:
+        log = True
+        from_any_step = [Transition("cancel", to="cancelled", label="Cancel the expense")]
+
+        submitted = Step(
+            Transition(
+                "approve",
+                to="approved",
+                accept=["approved_by"],
+                when=Q(receipt=True),
+                action="stamp",
+            ),
+            Transition("attach", to="submitted", accept=["receipt"], when=Q(receipt=True)),
+            Transition("fast_track", to="approved", when=lambda expense: expense.amount < 50),
+            Transition("explode", to="approved", action="half_done"),
+        )
+        approved = Step(Transition("pay", to="paid"))
+        paid = Step(Transition("reopen", to="submitted"))
+        cancelled = Step(terminal=True)
+
+    def stamp(self):
+        self.note = f"approved by {self.approved_by}, in {self.state}"
+
+    def half_done(self):
+        self.note = "half"
+        self.save()
+        raise RuntimeError("the payment system is down")
