@@ -63,11 +63,13 @@ def test_a_precise_deadline_fires_within_a_second_of_its_instant(tmp_path):
 
 
 def test_a_killed_leader_loses_nothing_and_another_takes_over(tmp_path):
-    alarm = Alarm.objects.create(ring_at=timezone.now() + timedelta(seconds=3), sleep_seconds=4)
     with worker(tmp_path, "leader") as leader:
-        time.sleep(1.5)
+        time.sleep(1.5)  # the leader takes the lease at its first sweep
         with worker(tmp_path, "follower"):
-            # The leader is in the middle of the 4-second action: kill it outright.
+            # Both are up before the alarm exists: however long a start takes, the
+            # leader is in the middle of the 4-second action below when it is killed.
+            ring_at = timezone.now() + timedelta(seconds=3)
+            alarm = Alarm.objects.create(ring_at=ring_at, sleep_seconds=4)
             wait_for(lambda: timezone.now() > alarm.ring_at + timedelta(seconds=1), 10, "ring")
             os.killpg(leader.pid, signal.SIGKILL)
             leader.wait()
