@@ -1,0 +1,85 @@
+"""The REST test routes (tests/test_rest.py): viewsets of the test app's workflow models."""
+
+from django.db.models import Q
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework import permissions, routers, serializers, viewsets
+
+from django_workflow.rest import WorkflowViewSetMixin
+from tests.testapp.models import Decision, Proposal, Routed, Ticket
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Decision
+        fields = ["id", "note", "state"]
+        read_only_fields = ["state"]
+
+
+class DecisionViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
+    queryset = Decision.objects.all()
+    serializer_class = DecisionSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
+class OwnerMayWrite(permissions.BasePermission):
+    """Anyone may read a ticket they can see; only its owner may change it."""
+
+    def has_object_permission(self, request, view, obj):
+        return request.method in permissions.SAFE_METHODS or obj.owner_id == request.user.pk
+
+
+class TicketSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Ticket
+        fields = ["id", "owner", "state"]
+        read_only_fields = ["state"]
+
+
+class TicketViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
+    """Tickets of the requester and unowned ones; another's ticket is not found."""
+
+    queryset = Ticket.objects.all()
+    serializer_class = TicketSerializer
+    permission_classes = [permissions.IsAuthenticated, OwnerMayWrite]
+
+    def get_queryset(self):
+        return Ticket.objects.filter(Q(owner=self.request.user) | Q(owner=None))
+
+
+class RoutedSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Routed
+        fields = ["id", "amount", "decision", "state"]
+        read_only_fields = ["state"]
+
+
+class RoutedViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
+    queryset = Routed.objects.all()
+    serializer_class = RoutedSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
+class ProposalSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Proposal
+        fields = ["id", "submitted_at", "respond_by", "state"]
+        read_only_fields = ["state"]
+
+
+class ProposalViewSet(WorkflowViewSetMixin, viewsets.ReadOnlyModelViewSet):
+    queryset = Proposal.objects.all()
+    serializer_class = ProposalSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
+router = routers.DefaultRouter()
+router.register("decisions", DecisionViewSet)
+router.register("tickets", TicketViewSet)
+router.register("routed", RoutedViewSet)
+router.register("proposals", ProposalViewSet)
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("", include(router.urls)),
+]
