@@ -31,7 +31,7 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import serializers, status
+from rest_framework import permissions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,6 +41,7 @@ from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowP
 __all__ = [
     "WorkflowCallSerializer",
     "WorkflowErrorSerializer",
+    "WorkflowModelPermissions",
     "WorkflowStateSerializer",
     "WorkflowTransitionSerializer",
     "WorkflowViewSetMixin",
@@ -444,6 +445,21 @@ class WorkflowViewSetMixin:
                 "detail": str(detail),
             }
         return response
+
+
+class WorkflowModelPermissions(permissions.DjangoModelPermissions):
+    """``DjangoModelPermissions``, except that running a transition needs the model's
+    change permission (a POST would ask for add): moving a record changes it, as in
+    the admin. The workflow's policy is checked as well, by the call itself."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if getattr(view, "action", None) != "workflow_transition":
+            return super().has_permission(request, view)
+        user = request.user
+        if not user or (not user.is_authenticated and self.authenticated_users_only):
+            return False
+        model = view.get_queryset().model
+        return user.has_perms(self.get_required_permissions("PATCH", model))
 
 
 # OpenAPI --------------------------------------------------------------------------

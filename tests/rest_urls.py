@@ -5,7 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import permissions, routers, serializers, viewsets
 
-from django_workflow.rest import WorkflowViewSetMixin
+from django_workflow.rest import WorkflowModelPermissions, WorkflowViewSetMixin
 from tests.testapp.models import Decision, Proposal, Routed, Ticket
 
 
@@ -20,6 +20,12 @@ class DecisionViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
     queryset = Decision.objects.all()
     serializer_class = DecisionSerializer
     permission_classes = [permissions.IsAuthenticated]
+
+
+class GuardedDecisionViewSet(DecisionViewSet):
+    """Model permissions: a transition needs change_decision."""
+
+    permission_classes = [WorkflowModelPermissions]
 
 
 class OwnerMayWrite(permissions.BasePermission):
@@ -75,6 +81,7 @@ class ProposalViewSet(WorkflowViewSetMixin, viewsets.ReadOnlyModelViewSet):
 
 router = routers.DefaultRouter()
 router.register("decisions", DecisionViewSet)
+router.register("guarded-decisions", GuardedDecisionViewSet, basename="guarded-decision")
 router.register("tickets", TicketViewSet)
 router.register("routed", RoutedViewSet)
 router.register("proposals", ProposalViewSet)

@@ -219,6 +219,21 @@ def test_the_viewset_object_permission_refuses_with_403_naming_the_transition(ap
     assert unowned.current_step == "new"
 
 
+def test_model_permissions_ask_for_change_to_run_a_transition(api, user):
+    decision = Decision.objects.create()
+    url = f"/api/guarded-decisions/{decision.pk}/"
+    assert api.get(url + "workflow/").status_code == 200
+    user = grant(user, "add_decision")  # what DjangoModelPermissions asks of a POST
+    api.force_authenticate(user)
+    response = post(api, url + "transitions/reject/")
+    assert response.status_code == 403 and response.json()["transition"] == "reject"
+    user = grant(user, "change_decision")
+    api.force_authenticate(user)
+    assert post(api, url + "transitions/reject/").status_code == 200
+    assert api.patch(url, {"note": "x"}, format="json").status_code == 200  # as before
+    assert api.delete(url).status_code == 403
+
+
 def test_an_anonymous_post_is_refused_naming_the_transition():
     decision = Decision.objects.create()
     response = post(APIClient(), f"/api/decisions/{decision.pk}/transitions/reject/")
