@@ -231,8 +231,9 @@ def _variant(model: Any, name: str, accept: tuple[str, ...]) -> str:
 def _declarations(model: Any) -> dict[str, list[tuple[str, ...]]]:
     """Per transition name, the distinct ``accept`` tuples its steps declare, in order."""
     found: dict[str, list[tuple[str, ...]]] = {}
-    for step in model.workflow.steps.values():
-        for transition in step.transitions:
+    workflow = model.workflow
+    for step in workflow.steps:
+        for transition in workflow.transitions_in(step):  # from_any_step's too
             variants = found.setdefault(transition.name, [])
             if tuple(transition.accept) not in variants:
                 variants.append(tuple(transition.accept))

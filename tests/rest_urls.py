@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework import permissions, routers, serializers, viewsets
 
 from django_workflow.rest import WorkflowModelPermissions, WorkflowViewSetMixin
-from tests.testapp.models import Decision, Proposal, Routed, Ticket
+from tests.testapp.models import Decision, Expense, Proposal, Routed, Ticket
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -79,12 +79,26 @@ class ProposalViewSet(WorkflowViewSetMixin, viewsets.ReadOnlyModelViewSet):
     permission_classes = [permissions.IsAuthenticated]
 
 
+class ExpenseSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Expense
+        fields = ["id", "amount", "receipt", "state"]
+        read_only_fields = ["state"]
+
+
+class ExpenseViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
+    queryset = Expense.objects.all()
+    serializer_class = ExpenseSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
 router = routers.DefaultRouter()
 router.register("decisions", DecisionViewSet)
 router.register("guarded-decisions", GuardedDecisionViewSet, basename="guarded-decision")
 router.register("tickets", TicketViewSet)
 router.register("routed", RoutedViewSet)
 router.register("proposals", ProposalViewSet)
+router.register("expenses", ExpenseViewSet)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

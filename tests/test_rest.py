@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from django_workflow.models import TransitionLog
 from tests.rest_urls import RoutedViewSet
-from tests.testapp.models import Decision, Proposal, Routed, Ticket
+from tests.testapp.models import Decision, Expense, Proposal, Routed, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -279,6 +279,34 @@ def test_a_transition_the_step_does_not_offer_is_409(api, user):
     assert response.status_code == 409
 
 
+def test_a_when_that_does_not_hold_is_409_and_from_any_step_is_offered(api):
+    expense = Expense.objects.create(amount=80)
+    actions = api.get(f"/api/expenses/{expense.pk}/workflow/").json()["available_actions"]
+    assert [a["name"] for a in actions] == ["explode", "cancel"]  # no receipt: no approve
+    assert actions[1]["label"] == "Cancel the expense"
+    url = f"/api/expenses/{expense.pk}/transitions/"
+    response = post(api, url + "approve/", {"approved_by": "ann"})
+    assert response.status_code == 409
+    assert response.json()["error"] == "transition_not_allowed"
+    expense.refresh_from_db()
+    assert expense.approved_by == "" and expense.current_step == "submitted"
+    assert post(api, url + "attach/", {"receipt": True}).status_code == 200
+    response = post(api, url + "approve/", {"approved_by": "ann"})
+    assert response.status_code == 200 and response.json()["step"] == "approved"
+    expense.refresh_from_db()
+    assert expense.note == "approved by ann, in submitted"  # the transition's action ran
+    response = post(api, url + "cancel/", {"comment": "Duplicate"})
+    assert response.status_code == 200 and response.json()["step"] == "cancelled"
+
+
+def test_a_failing_transition_action_reaches_drf_and_writes_nothing(api):
+    expense = Expense.objects.create()
+    with pytest.raises(RuntimeError, match="payment system is down"):
+        post(api, f"/api/expenses/{expense.pk}/transitions/explode/")
+    expense.refresh_from_db()
+    assert expense.current_step == "submitted" and expense.note == ""
+
+
 def test_a_record_changed_meanwhile_is_409_stale(api, monkeypatch):
     routed = Routed.objects.create(amount=5)
     load = RoutedViewSet.get_object
@@ -314,6 +342,19 @@ def test_get_on_a_transition_is_405(api):
     response = api.get(f"/api/decisions/{decision.pk}/transitions/reject/")
     assert response.status_code == 405
     assert response.json()["transition"] == "reject"
+    assert response.json()["error"] == "method_not_allowed"
+
+
+def test_a_body_that_is_no_json_is_400_parse_error(api):
+    decision = Decision.objects.create()
+    response = api.post(
+        f"/api/decisions/{decision.pk}/transitions/reject/",
+        "{not json",
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json()["transition"] == "reject"
+    assert response.json()["error"] == "parse_error"
 
 
 # The request serializers ---------------------------------------------------------------------
@@ -390,6 +431,10 @@ def test_the_schema_describes_both_endpoints_and_is_valid(api):
         "size",
     ]
     assert components["RoutedDecideTransition"]["required"] == ["decision"]
+    expense = paths["/api/expenses/{id}/transitions/{transition}/"]["post"]
+    names = next(p for p in expense["parameters"] if p["name"] == "transition")["schema"]["enum"]
+    assert "cancel" in names  # from_any_step
+    assert "required" not in components["ExpenseAttachTransition"]  # a boolean
     assert set(components["WorkflowState"]["properties"]) == {
         "step",
         "label",
