@@ -8,6 +8,10 @@ from typing import Any
 STATE_ENTERED_AT = "state_entered_at"
 
 
+#: The entity name ``Step(on_enter=...)`` runs under: its fired column and its log rows.
+ON_ENTER = "on_enter"
+
+
 def fired_column(step: str, timeout: str) -> str:
     """When an action timeout fired in the current round."""
     return f"{step}_{timeout}_fired_at"

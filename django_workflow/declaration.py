@@ -139,6 +139,7 @@ class Step:
     retry: Retry | None
     time_limit: Duration | None
     label: Any
+    on_enter: str | None
 
     def __init__(
         self,
@@ -152,6 +153,7 @@ class Step:
         retry: Retry | None = None,
         time_limit: Duration | None = None,
         label: Any = None,
+        on_enter: str | None = None,
     ) -> None:
         values = dict(
             children=children,
@@ -164,6 +166,7 @@ class Step:
             retry=retry,
             time_limit=time_limit,
             label=label,
+            on_enter=on_enter,
         )
         for key, value in values.items():
             object.__setattr__(self, key, value)
@@ -205,6 +208,7 @@ class Step:
 
     @property
     def is_terminal(self) -> bool:
+        """No way out (``on_enter`` is an effect of arriving, not a way out)."""
         return self.terminal or not (self.children or self.action or self.on_success)
 
     @property

@@ -660,7 +660,8 @@ def _announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None
         )
         transaction.on_commit(signal, using=db)
     step = model.workflow.steps.get(event.to_state)
-    if step is not None and step.is_automatic:  # work follows the entry: the transport queues it
+    if step is not None and (step.is_automatic or step.on_enter is not None):
+        # work follows the entry: the transport queues it
         follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
         transaction.on_commit(follow_up, using=db)
 

@@ -170,6 +170,18 @@ def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) ->
         return len(engine.move_many(model, rows, changes, event, db))
 
 
+def fire_one(model: Any, pk: Any, work: Work, now: datetime | None = None) -> bool:
+    """Fire ``work`` for the record ``pk`` if it is due now: whether it fired."""
+    now = now or timezone.now()
+    db = router.db_for_write(model)
+    row = _attempts(model, work, [pk], now, db).get(pk)
+    if retrying.waiting(row, now):
+        return False
+    fired = engine.fire(model, pk, work, now, db, row)
+    _report(model, work, int(fired))
+    return fired
+
+
 def _report(model: Any, work: Work, fired: int) -> None:
     if fired:
         logger.info("%s: %s fired for %d record(s)", model._meta.label, work.name, fired)

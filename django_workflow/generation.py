@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.db.models.base import ModelBase
 from django.utils import timezone
 
-from .columns import NEXT_DUE_AT, STATE_ENTERED_AT, fired_column, last_fired_column
+from .columns import NEXT_DUE_AT, ON_ENTER, STATE_ENTERED_AT, fired_column, last_fired_column
 from .compiled import CompiledWorkflow, compile_workflow
 
 STATE_MAX_LENGTH = 100
@@ -132,6 +132,9 @@ def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
     """The fired column of each action timeout and the last-fired column of each every."""
     columns = []
     for step_name, step in workflow.steps.items():
+        if isinstance(step.on_enter, str):
+            column = fired_column(step_name, ON_ENTER)
+            columns.append((column, f"When {step_name}.on_enter ran for this entry."))
         for timeout in step.timeouts:
             if timeout.action and isinstance(timeout.name, str):
                 column = fired_column(step_name, timeout.name)

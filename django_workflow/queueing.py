@@ -19,17 +19,39 @@ from . import retrying, stopping
 from .conf import workflow_settings
 from .engine import database, run_step
 from .errors import TimeLimitExceeded
+from .firing import fire_one
 from .retrying import NODE_VARIABLE
 
 TASK = "django_workflow.queueing.run_automatic_step"
+ENTRY_TASK = "django_workflow.queueing.run_entry"
 
 
 def queue_entered(sender: Any, pk: Any, step: str, **kwargs: Any) -> None:
-    """Receiver of ``entered_step``: queue an automatic step the record just entered."""
+    """Receiver of ``entered_step``: queue the step's ``on_enter`` and, when the step is
+    automatic, its action. (Polls find both too, should a task be lost.)"""
     workflow = sender.workflow
     declared = workflow.steps.get(step)
-    if declared is not None and declared.is_automatic and workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
+    if declared is None or not workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
+        return
+    if declared.on_enter is not None:
+        enqueue_entry(sender._meta.label, pk, step, workflow.queue)
+    if declared.is_automatic:
         enqueue_step(sender._meta.label, pk, step, workflow.queue)
+
+
+def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
+    """Queue a step's ``on_enter`` for one record; the worker runs ``run_entry``."""
+    from django_q.tasks import async_task
+
+    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
+    name = f"workflow:{model_label}:{step}.on_enter:{pk}"
+    async_task(ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options)
+
+
+def run_entry(model_label: str, pk: Any, step: str) -> bool:
+    """The django-q2 task of ``Step(on_enter=...)``: run it once for this entry."""
+    model = apps.get_model(model_label)
+    return fire_one(model, pk, model.workflow.work(f"enter:{step}"))
 
 
 def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from .columns import STATE_ENTERED_AT, fired_column, last_fired_column
+from .columns import ON_ENTER, STATE_ENTERED_AT, fired_column, last_fired_column
 from .declaration import Every, Retry, Step, Timeout
 from .durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta, shortest
 from .events import WorkKind
@@ -106,6 +106,8 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
     for step_name, step in workflow.steps.items():
         if step.is_automatic:
             works.append(_step_work(workflow, step_name, step))
+        if step.on_enter is not None:
+            works.append(_entry_work(workflow, step_name, step))
         for deadline in step.deadlines:
             works.append(_deadline_work(workflow, step_name, step, deadline))
     return tuple(works)
@@ -131,6 +133,23 @@ def _step_work(workflow: Any, name: str, step: Step) -> Work:
         check_interval=workflow.check_interval,
         action=step.action,
         time_limit=_time_limit(step),
+        **_common(workflow, name),
+    )
+
+
+def _entry_work(workflow: Any, name: str, step: Step) -> Work:
+    """``Step(on_enter=...)``: an action due the instant the record enters, once per entry."""
+    fired = fired_column(name, ON_ENTER)
+    return Work(
+        name=f"enter:{name}",
+        kind=WorkKind.TIMEOUT,
+        entity=ON_ENTER,
+        deadline=Deadline(STATE_ENTERED_AT, timedelta(0)),
+        retry=step.retry or Retry(),
+        check_interval=workflow.check_interval,
+        action=step.on_enter,
+        fired_field=fired,
+        fired_together=(fired,),
         **_common(workflow, name),
     )
 

@@ -161,11 +161,11 @@ def _check_way_out_on_failure(model: Any, name: str, step: Step) -> Messages:
 
 
 def _check_retry(model: Any, name: str, step: Step) -> Messages:
-    if step.retry is not None and step.action is None:
+    if step.retry is not None and step.action is None and step.on_enter is None:
         yield error(
             model,
             f"{where(name)} declares retry but runs no action.",
-            "Remove retry, or make the step automatic with action=...",
+            "Remove retry, or give the step action=... or on_enter=...",
             "E022",
         )
     if not isinstance(step.retry, Retry):
@@ -195,6 +195,18 @@ def _check_time_limit(model: Any, name: str, step: Step) -> Messages:
     yield from check_duration(model, f"{where(name)} time_limit", step.time_limit)
 
 
+def _check_on_enter(model: Any, name: str, step: Step) -> Messages:
+    """E034: ``on_enter`` names a method of the model."""
+    if step.on_enter is not None and not callable(getattr(model, str(step.on_enter), None)):
+        yield error(
+            model,
+            f"{where(name)}: on_enter {step.on_enter!r} is not a method of the model.",
+            f"Define `def {step.on_enter}(self):` on {model.__name__}; the worker runs it "
+            "once per entry into the step.",
+            "E034",
+        )
+
+
 def _check_labels(model: Any, name: str, step: Step) -> Messages:
     """E031: a label is text or a lazy translation, shown wherever the name would be."""
     labelled = [(where(name), step.label)]
@@ -212,6 +224,7 @@ def _check_labels(model: Any, name: str, step: Step) -> Messages:
 STEP_RULES = (
     _check_name,
     _check_labels,
+    _check_on_enter,
     _check_terminal,
     _check_kind,
     _check_children,

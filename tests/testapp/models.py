@@ -593,3 +593,25 @@ class Expense(WorkflowModel):
         self.note = "half"
         self.save()
         raise RuntimeError("the payment system is down")
+
+
+class Shipment(WorkflowModel):
+    """``Step(on_enter=...)``: a durable effect per entry, retried, never moving the record."""
+
+    labels_printed = models.IntegerField(default=0)
+    printer_offline = models.BooleanField(default=False)
+
+    class Workflow:
+        log = True
+
+        packing = Step(
+            Transition("ship", to="shipped"),
+            on_enter="print_label",
+            retry=Retry(max_attempts=3, backoff="1m"),
+        )
+        shipped = Step(Transition("return_to_packing", to="packing"))
+
+    def print_label(self):
+        if self.printer_offline:
+            raise ConnectionError("printer offline")
+        self.labels_printed += 1
