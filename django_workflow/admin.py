@@ -25,6 +25,7 @@ from django.utils.text import capfirst
 
 from . import graph, status
 from .declaration import humanise
+from .engine import permits
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog, WorkflowOverview
 from .queueing import attempt_row, retry_now
@@ -137,6 +138,12 @@ class WorkflowOverviewAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    def get_urls(self) -> list[Any]:
+        """The overview page only: its rows are the log's, which this admin never shows."""
+        info = self.model._meta.app_label, self.model._meta.model_name
+        view = self.admin_site.admin_view(self.changelist_view)
+        return [path("", view, name="{}_{}_changelist".format(*info))]
+
     def changelist_view(self, request, extra_context=None):
         now = timezone.now()
         context = {
@@ -190,6 +197,9 @@ class WorkflowAdminMixin:
 
     change_form_template = "admin/django_workflow/change_form.html"
     workflow_history_per_page = 20
+
+    class Media:
+        css = {"all": ["django_workflow/workflow.css"]}
 
     # The changelist ----------------------------------------------------------------
 
@@ -260,7 +270,7 @@ class WorkflowAdminMixin:
                 "name": name,
                 "label": workflow.transition_label(name, step),
                 "url": self._workflow_url(record, "transition", name) + _kept(request),
-                "asks": _asks(workflow, workflow.transition(step, name)),
+                "asks": self._asks(request, record, workflow.transition(step, name)),
             }
             for name in (self.get_workflow_transitions(request, record) if may_change else [])
         ]
@@ -375,22 +385,30 @@ class WorkflowAdminMixin:
         declared = workflow.transition(record.current_step, name)
         if declared is not None and name not in self.get_workflow_transitions(request, record):
             raise PermissionDenied
+        if request.method == "GET" and not self._asks(request, record, declared):
+            # a stale link, a reload, a second tab: back to the record
+            if declared is None:
+                step = workflow.step_label(record.current_step)
+                messages.error(request, f"{step} offers no “{workflow.transition_label(name)}”.")
+            return redirect(self._change_url(record) + _kept(request))
+        values = self.get_workflow_transition_values(request, record, declared) if declared else {}
         form_class = (
             self.get_workflow_transition_form(request, record, declared)
-            if declared and declared.accept
+            if _asked(declared, values)
             else None
         )
-        if request.method == "GET" and _asks(workflow, declared):
-            form = form_class(instance=record) if form_class else None
+        if request.method == "GET":
+            empty = dict.fromkeys(_asked(declared, values))  # never a value of an earlier round
+            form = form_class(instance=record, initial=empty) if form_class else None
             return self._workflow_form(request, record, declared, form)
         if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        accepted = {}
+            return HttpResponseNotAllowed(["GET", "POST"])
+        accepted = dict(values)
         if form_class is not None:
             form = form_class(request.POST, instance=record)
             if not form.is_valid():
                 return self._workflow_form(request, record, declared, form)
-            accepted = {field: form.cleaned_data[field] for field in declared.accept}
+            accepted.update({f: form.cleaned_data[f] for f in _asked(declared, values)})
             record.refresh_from_db()  # the form wrote the values onto the instance
         call = partial(record.transition, name, actor=request.user, **accepted)
         label = workflow.transition_label(name, record.current_step)
@@ -400,8 +418,12 @@ class WorkflowAdminMixin:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         record = self._workflow_record(request, object_id)
+        row = undoable(record, request.user)
+        redo = row is not None and row.description.startswith("undo of")
         call = partial(record.undo, actor=request.user)
-        return self._workflow_call(request, record, call, "Undone: now in")
+        return self._workflow_call(
+            request, record, call, f"{'Redone' if redo else 'Undone'}: now in"
+        )
 
     def _workflow_call(self, request: HttpRequest, record: Any, call: Any, done: str) -> Any:
         """Run a workflow call for the logged-in user; its errors become admin messages."""
@@ -419,9 +441,34 @@ class WorkflowAdminMixin:
         return redirect(self._change_url(record) + _kept(request))
 
     def get_workflow_transitions(self, request: HttpRequest, record: Any) -> list[str]:
-        """The transitions this admin offers: those the user may call. Override to hide
-        some (a transition hidden here is refused here too, and stays callable in code)."""
-        return record.available_actions(request.user)
+        """The transitions this admin offers: those the user may call, with the values
+        ``get_workflow_transition_values`` fills in. Override to hide some (a transition
+        hidden here is refused here too, and stays callable in code)."""
+        transitions = type(record).workflow.transitions_in(record.current_step)
+        return [
+            t.name
+            for t in transitions
+            if permits(
+                record, t, request.user, self.get_workflow_transition_values(request, record, t)
+            )
+        ]
+
+    def get_workflow_transition_values(
+        self, request: HttpRequest, record: Any, transition: Any
+    ) -> dict[str, Any]:
+        """Accepted values this admin fills in itself, never asked for: e.g. the signer
+        taken from ``request.user``. The policy and ``when`` see them, and the form
+        asks only for the rest. Default: none."""
+        return {}
+
+    def _asks(self, request: HttpRequest, record: Any, transition: Any) -> bool:
+        """Whether a button opens a page first: to ask for values, or to confirm a final move."""
+        if transition is None:
+            return False
+        values = self.get_workflow_transition_values(request, record, transition)
+        workflow = type(record).workflow
+        final = any(_is_terminal(workflow, t) for t in transition.targets)
+        return bool(_asked(transition, values)) or final
 
     def get_workflow_transition_form(
         self, request: HttpRequest, record: Any, transition: Any
@@ -433,9 +480,10 @@ class WorkflowAdminMixin:
         value is required (a checkbox excepted): a transition that accepts a
         value needs it, and an empty one would be written as is.
         """
+        values = self.get_workflow_transition_values(request, record, transition)
         form_class = modelform_factory(
             type(record),
-            fields=transition.accept,
+            fields=_asked(transition, values),
             formfield_callback=partial(self.formfield_for_dbfield, request=request),
         )
         for field in form_class.base_fields.values():
@@ -468,6 +516,7 @@ class WorkflowAdminMixin:
             "media": self.media + (form.media if form else forms.Media()),
             "transition_label": label,
             "final_steps": final,
+            "undoable": transition.undoable,
             "change_url": self._change_url(record) + _kept(request),
             "changelist_url": reverse(f"{site}:{info[0]}_{info[1]}_changelist"),
             "app_url": reverse(f"{site}:app_list", kwargs={"app_label": info[0]}),
@@ -493,11 +542,9 @@ def _is_terminal(workflow: Any, step: str) -> bool:
     return step in workflow.steps and workflow.steps[step].is_terminal
 
 
-def _asks(workflow: Any, transition: Any) -> bool:
-    """Whether a button opens a page first: to ask for values, or to confirm a final move."""
-    if transition is None:
-        return False
-    return bool(transition.accept) or any(_is_terminal(workflow, t) for t in transition.targets)
+def _asked(transition: Any, values: dict[str, Any]) -> list[str]:
+    """The accepted fields the form asks for: those the admin does not fill in itself."""
+    return [name for name in transition.accept if name not in values] if transition else []
 
 
 def _kept(request: HttpRequest) -> str:

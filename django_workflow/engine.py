@@ -98,6 +98,19 @@ def run_transition(
     return move(record, guard, changes, event)
 
 
+def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) -> bool:
+    """Whether ``actor`` may call ``transition`` now with ``values``: its ``when`` and
+    its policy, both seeing the record with the values applied."""
+    seen = _with_values(record, values)
+    workflow = type(record).workflow
+    policy = workflow.policy_for(workflow_step(record), transition.name)
+    return available(seen, transition) and allowed(policy, actor, seen, transition.name)
+
+
+def workflow_step(record: Any) -> str:
+    return getattr(record, type(record).workflow.state_attribute)
+
+
 def available(record: Any, transition: Any) -> bool:
     """Whether ``Transition(when=...)`` holds for ``record`` (always, without ``when``)."""
     if transition.when is None:

@@ -60,12 +60,12 @@ class TransitionLog(models.Model):
     def description(self) -> str:
         """What the row did, in words: the transition's name, or "undo of reject" /
         "redo of reject" for an undo (load ``reverses__reverses`` alongside)."""
-        undone = self.reverses
-        if self.triggered_by != Trigger.UNDO or undone is None:
+        if self.triggered_by != Trigger.UNDO or self.reverses is None:
             return self.transition_name
-        if undone.triggered_by == Trigger.UNDO and undone.reverses is not None:
-            return f"redo of {undone.reverses.transition_name}"
-        return f"undo of {undone.transition_name}"
+        row, hops = self.reverses, 1
+        while row.triggered_by == Trigger.UNDO and row.reverses is not None:
+            row, hops = row.reverses, hops + 1
+        return f"{'undo' if hops % 2 else 'redo'} of {row.transition_name}"
 
 
 class WorkflowOverview(TransitionLog):

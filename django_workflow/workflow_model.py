@@ -17,7 +17,6 @@ from django.db import models, transaction
 from . import deadlines, engine, history, rearming, scheduling, undo
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
-from .policies import allowed
 
 
 class WorkflowQuerySet(models.QuerySet):
@@ -128,16 +127,8 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
 
     def available_actions(self, actor: Any = None) -> list[str]:
         """The transitions ``actor`` may call now, in declaration order."""
-        workflow = type(self).workflow
-        step_name = self.current_step
-        return [
-            transition.name
-            for transition in workflow.transitions_in(step_name)
-            if engine.available(self, transition)
-            and allowed(
-                workflow.policy_for(step_name, transition.name), actor, self, transition.name
-            )
-        ]
+        transitions = type(self).workflow.transitions_in(self.current_step)
+        return [t.name for t in transitions if engine.permits(self, t, actor, {})]
 
     # Async twins: each runs its sync method in the thread Django's ORM uses for sync
     # code called from async code, so a guarded write stays one sync transaction.

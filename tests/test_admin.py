@@ -159,10 +159,14 @@ def test_a_failing_call_shows_the_documented_error(admin_client):
     assert Decision.objects.get(pk=decision.pk).state == "held"
 
 
-def test_a_get_cannot_run_a_transition(admin_client):
+def test_a_get_cannot_run_a_transition_and_a_stale_link_leads_back_to_the_record(admin_client):
     decision = Decision.objects.create()
-    assert admin_client.get(action_url(decision, "reject")).status_code == 405
+    response = admin_client.get(action_url(decision, "reject"))
+    assert (response.status_code, response.url) == (302, change_url(decision))
     assert Decision.objects.get(pk=decision.pk).state == "pending"
+    decision.hold(actor="someone")
+    page = admin_client.get(action_url(decision, "reject"), follow=True)
+    assert "On hold offers no “Reject”." in [str(m) for m in page.context["messages"]]
 
 
 def test_undo_and_redo_are_buttons_named_for_what_they_reverse(admin_client, admin_user):
@@ -454,3 +458,54 @@ def test_an_admin_may_hide_transitions_and_then_refuses_them(rf, admin_user):
     with pytest.raises(PermissionDenied):
         model_admin.workflow_transition_view(post, str(decision.pk), "hold")
     assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_the_overview_shows_no_log_row_of_its_own(admin_client):
+    Decision.objects.create()
+    row = TransitionLog.objects.get()
+    for tail in (f"{row.pk}/change/", f"{row.pk}/history/", "add/"):
+        assert admin_client.get(f"{OVERVIEW}{tail}").status_code == 404
+
+
+def test_a_form_never_offers_a_value_of_an_earlier_round(admin_client):
+    from example_project.dunning.models import Subscription
+
+    subscription = Subscription.objects.create()
+    subscription.payment_failed(grace_ends_at=timezone.now() + timedelta(days=1))
+    subscription.pay()
+    url = f"/admin/dunning/subscription/{subscription.pk}/workflow/payment_failed/"
+    form = admin_client.get(url).context["form"]
+    assert form["grace_ends_at"].value() is None
+    assert admin_client.post(url, {}).context["form"].errors  # empty: refused again
+
+
+def test_the_changelist_loads_the_stylesheet_that_marks_overdue_deadlines(admin_client):
+    page = admin_client.get("/admin/testapp/proposal/")
+    assert "/static/django_workflow/workflow.css" in page.content.decode()
+
+
+def test_the_admin_fills_in_values_from_the_user_and_the_policy_sees_them(client):
+    from example_project.approvals.models import Document
+
+    first = User.objects.create_superuser("ana", "ana@example.com", "pw")
+    second = User.objects.create_superuser("bo", "bo@example.com", "pw")
+    document = Document.objects.create(title="Budget")
+    document.submit()
+    client.force_login(first)
+    url = f"/admin/approvals/document/{document.pk}/"
+    actions = client.get(f"{url}change/").context["workflow"]["actions"]
+    assert [(a["name"], a["asks"]) for a in actions] == [
+        ("approve", False),
+        ("request_changes", False),
+    ]
+    client.post(f"{url}workflow/approve/")
+    document.refresh_from_db()
+    assert (document.state, document.first_signer) == ("second_review", "ana")
+    names = [a["name"] for a in client.get(f"{url}change/").context["workflow"]["actions"]]
+    assert names == ["request_changes"]  # the same person cannot sign twice
+    assert client.post(f"{url}workflow/approve/").status_code == 403
+    client.force_login(second)
+    assert "final step" in client.get(f"{url}workflow/approve/").content.decode()
+    client.post(f"{url}workflow/approve/", {"second_signer": "ana"})  # typed text is ignored
+    document.refresh_from_db()
+    assert (document.state, document.second_signer) == ("approved", "bo")

@@ -163,3 +163,17 @@ def test_a_record_moved_outside_the_workflow_is_not_undoable():
     Decision.objects.filter(pk=decision.pk).update(state="held")
     decision.refresh_from_db()
     assert refusal(decision, ada) == "not_undoable"
+
+
+def test_the_log_names_undo_and_redo_however_long_the_chain():
+    decision = Decision.objects.create()
+    decision.reject(actor="ana")
+    for _ in range(3):
+        decision.undo(actor="ana")
+    rows = list(decision.history().select_related("reverses"))
+    assert [r.description for r in rows[-4:]] == [
+        "reject",
+        "undo of reject",
+        "redo of reject",
+        "undo of reject",
+    ]

@@ -8,8 +8,9 @@ from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
 def signs_as_themselves(actor, record, name):
     """Each sign-off names the actor signing, and the second comes from someone else.
 
-    The policy sees the record with the values the call accepts, so a name
-    typed into the admin's form is checked against who is logged in.
+    The policy sees the record with the values the call accepts; the admin
+    fills the signer in from the logged-in user (see admin.py), so no form asks
+    for a name.
     """
     me = getattr(actor, "username", None)
     if not me:
