@@ -622,10 +622,14 @@ def _fields_read(routes: Iterable[Any], model: Any) -> set[str]:
     by_name = {}
     for field in model._meta.concrete_fields:
         by_name[field.name] = by_name[field.attname] = field.attname
+    calculations = model.workflow.calculations
     names: set[str] = set()
     for route in routes:
         if isinstance(route.when, Q):
-            names |= {by_name[n] for n in lookup_roots(route.when) if n in by_name}
+            roots = lookup_roots(route.when)
+            for name in roots & calculations.keys():  # a calculation: the fields it reads
+                roots |= rearming.referenced(calculations[name])
+            names |= {by_name[n] for n in roots if n in by_name}
     return names
 
 

@@ -25,8 +25,23 @@ def lookup_roots(condition: Q) -> set[str]:
     return roots
 
 
+def lookups(condition: Q) -> set[str]:
+    """Every lookup path a ``Q`` names: ``sponsor__name__iexact``."""
+    found: set[str] = set()
+    for child in condition.children:
+        if isinstance(child, Q):
+            found |= lookups(child)
+        elif isinstance(child, tuple):
+            found.add(child[0])
+    return found
+
+
 def holds(condition: Q, record: Any, using: str) -> bool:
     query = _values_query(record)
+    workflow = getattr(type(record), "workflow", None)
+    for name, expression in (workflow.calculations if workflow else {}).items():
+        if name in lookup_roots(condition):  # computed from the instance's values
+            query.add_annotation(expression, name, select=False)
     query.add_annotation(Value(1), "_holds")
     query.add_q(condition)
     return query.get_compiler(using=using).execute_sql(SINGLE) is not None

@@ -182,3 +182,22 @@ def test_from_any_step_naming_an_unknown_step_or_of_the_wrong_type_is_an_error(d
         done = Step()
 
     assert ids(declare(Wrong)) == ["E027"]
+
+
+def test_a_route_or_when_following_a_relation_is_an_error_with_a_hint(declare):
+    class Workflow:
+        start = Step(
+            Transition(
+                "route",
+                Route("done", when=Q(owner__username="ana")),
+                Route("done"),
+            ),
+            Transition("guarded", to="done", when=Q(owner__isnull=False)),  # the FK itself
+            Transition("other", to="done", when=Q(owner__email__endswith="@x.org")),
+        )
+        done = Step()
+
+    errors = check_model(declare(Workflow, owner=models.ForeignKey("auth.User", models.CASCADE)))
+    assert [e.id for e in errors] == ["django_workflow.E035", "django_workflow.E035"]
+    assert "'owner__username' follows the relation 'owner'" in errors[0].msg
+    assert errors[0].hint.startswith("Use a callable instead")

@@ -1,12 +1,16 @@
 """Code in transitions: ``Transition(when=…)``, ``Transition(action=…)`` and
 ``Workflow.from_any_step`` (docs/transitions.md)."""
 
+from datetime import UTC, datetime
+
 import pytest
+from django.db.models import Q
 
 from django_workflow import StaleRecord, TransitionNotAllowed
+from django_workflow.evaluation import holds
 from django_workflow.graph import edges
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Expense
+from tests.testapp.models import Expense, Proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +70,9 @@ def test_from_any_step_is_offered_in_every_other_non_terminal_step():
     assert Expense.workflow.transition_label("cancel") == "Cancel the expense"
     cancels = {e.source for e in edges(Expense.workflow) if e.label == "cancel"}
     assert cancels == {"submitted", "approved", "paid"}
+
+
+def test_a_q_over_a_calculation_reads_the_instances_values():
+    proposal = Proposal(submitted_at=datetime(2026, 6, 1, 9, 0, tzinfo=UTC))  # due 11:00
+    assert holds(Q(answer_due__gt=datetime(2026, 6, 1, 10, 0, tzinfo=UTC)), proposal, "default")
+    assert not holds(Q(answer_due__gt=datetime(2026, 6, 1, 12, 0, tzinfo=UTC)), proposal, "default")

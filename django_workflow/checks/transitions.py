@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from ..compiled import CompiledWorkflow
 from ..declaration import RESERVED, Route, Transition
-from ..evaluation import lookup_roots
+from ..evaluation import lookup_roots, lookups
 from ..generation import is_generated
 from .common import Messages, error, field, where
 
@@ -42,6 +42,7 @@ def _check_when(
             "E032",
         )
         return
+    yield from check_own_fields(model, place, when)
     for name in sorted(lookup_roots(when)):
         if field(model, name) is None and name not in workflow.calculations:
             yield error(
@@ -49,6 +50,25 @@ def _check_when(
                 f"{place}: when reads {name!r}, which is not a field of the model.",
                 "Name model fields (or Workflow.calculations) in the Q.",
                 "E032",
+            )
+
+
+def check_own_fields(model: Any, place: str, condition: Q) -> Messages:
+    """E035: a ``Q`` that follows a relation cannot be decided from the instance."""
+    for path in sorted(lookups(condition)):
+        root, _, rest = path.partition("__")
+        relation = field(model, root)
+        if relation is None or not relation.is_relation or not rest:
+            continue
+        following = rest.split("__")[0]
+        if relation.get_lookup(following) is None and relation.get_transform(following) is None:
+            yield error(
+                model,
+                f"{place}: {path!r} follows the relation {root!r}; routes and `when` are "
+                "decided on the record's own values (with the call's accepted values).",
+                f"Use a callable instead, e.g. lambda record: record.{root}.{following} == ...; "
+                "or a calculation.",
+                "E035",
             )
 
 
@@ -76,8 +96,11 @@ def _check_to_or_routes(model: Any, place: str, transition: Transition) -> Messa
 
 
 def check_routes(model: Any, step: str, entity: str, routes: tuple[Any, ...]) -> Messages:
-    """E019 and E009: routes (of on_success or a transition) are Routes, in a usable order."""
+    """E019, E009, E035: routes (of on_success or a transition) are Routes, in a usable
+    order, reading the record's own fields."""
     for route in routes:
+        if isinstance(route, Route) and isinstance(route.when, Q):
+            yield from check_own_fields(model, where(step, entity), route.when)
         if not isinstance(route, Route):
             yield error(model, f"{where(step, entity)}: {route!r} is not a Route.", "", "E019")
         elif route.when is not None and not (isinstance(route.when, Q) or callable(route.when)):
