@@ -114,10 +114,17 @@ def test_a_transition_timeout_logs_announces_and_queues_the_automatic_step(
 def test_an_action_timeout_logs_signals_fires_once_and_re_arms_on_re_entry(clock, committed):
     proposal = Proposal.objects.create()
     fired = []
-    work_fired.connect(lambda sender, work, count, **kw: fired.append((work, count)), weak=False)
+
+    def listener(sender, work, count, **kwargs):
+        fired.append((work, count))
+
+    work_fired.connect(listener)
     clock.move_to(T + timedelta(days=2), tick=False)
-    assert run_work(Proposal, "timeout:review.reminder") == 1
-    assert run_work(Proposal, "timeout:review.reminder") == 0  # once per round
+    try:
+        assert run_work(Proposal, "timeout:review.reminder") == 1
+        assert run_work(Proposal, "timeout:review.reminder") == 0  # once per round
+    finally:
+        work_fired.disconnect(listener)
     assert ("timeout:review.reminder", 1) in fired
     assert ("timeout", "review", "review") in logged(proposal)
     stored = Proposal.objects.get(pk=proposal.pk)
