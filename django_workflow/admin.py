@@ -564,9 +564,13 @@ def describe_deadline(deadline: Any, record: Any, now: Any = None) -> str:
 
 
 def _span(length: timedelta) -> str:
-    """The largest whole unit of a span: "2 d", "3 h", "5 min", "40 s"."""
-    seconds = int(length.total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds // size} {unit}"
-    return f"{seconds} s"
+    """A span in its two largest units: "2 d", "1 d 23 h", "3 h 5 min", "40 s"."""
+    rest = int(length.total_seconds())
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        count, rest = divmod(rest, size)
+        if count and len(parts) < 2:
+            parts.append(f"{count} {unit}")
+        elif parts:
+            break
+    return " ".join(parts) or "0 s"
