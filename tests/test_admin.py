@@ -208,7 +208,7 @@ def test_a_deadline_reads_in_the_records_zone_and_says_when_it_is_overdue(time_m
     [reminder] = [d for d in claim.pending_deadlines() if d.name == "reminder"]
     assert describe_deadline(reminder, claim) == "Reminder due Wed 2 Dec 16:00 CET (in 5 d)"
     later = reminder.due_at + timedelta(hours=5, minutes=10)
-    assert describe_deadline(reminder, claim, now=later).endswith("(overdue by 5 h)")
+    assert describe_deadline(reminder, claim, now=later).endswith("(overdue by 5 h 10 min)")
 
 
 def test_long_histories_are_paginated_newest_first(admin_client):
