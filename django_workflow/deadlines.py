@@ -25,8 +25,8 @@ from django.utils import timezone
 
 from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from .evaluation import referenced
 from .models import DeadlineDeclaration
-from .rearming import referenced
 from .scheduling import due_at
 
 logger = logging.getLogger(__name__)

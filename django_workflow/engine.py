@@ -38,7 +38,7 @@ from .errors import (
     TransitionNotAllowed,
     WorkflowPermissionDenied,
 )
-from .evaluation import holds, lookup_roots
+from .evaluation import holds, lookup_roots, referenced
 from .events import Event, Trigger, WorkKind
 from .models import TransitionLog
 from .policies import allowed
@@ -628,7 +628,7 @@ def _fields_read(routes: Iterable[Any], model: Any) -> set[str]:
         if isinstance(route.when, Q):
             roots = lookup_roots(route.when)
             for name in roots & calculations.keys():  # a calculation: the fields it reads
-                roots |= rearming.referenced(calculations[name])
+                roots |= referenced(calculations[name])
             names |= {by_name[n] for n in roots if n in by_name}
     return names
 

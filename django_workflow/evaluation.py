@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
+from django.db.models.expressions import CombinedExpression
 from django.db.models.sql import Query
 from django.db.models.sql.constants import SINGLE
 
@@ -37,27 +38,72 @@ def lookups(condition: Q) -> set[str]:
 
 
 def holds(condition: Q, record: Any, using: str) -> bool:
-    query = _values_query(record)
     workflow = getattr(type(record), "workflow", None)
-    for name, expression in (workflow.calculations if workflow else {}).items():
-        if name in lookup_roots(condition):  # computed from the instance's values
-            query.add_annotation(expression, name, select=False)
+    roots = lookup_roots(condition)
+    calculations = {
+        name: expression
+        for name, expression in (workflow.calculations if workflow else {}).items()
+        if name in roots
+    }
+    names = roots.union(*(referenced(e) for e in calculations.values()))
+    query = _values_query(record, names)
+    for name, expression in calculations.items():  # computed from the instance's values
+        query.add_annotation(expression, name, select=False)
     query.add_annotation(Value(1), "_holds")
     query.add_q(condition)
     return query.get_compiler(using=using).execute_sql(SINGLE) is not None
 
 
 def evaluate(expression: Any, record: Any, using: str) -> Any:
-    query = _values_query(record)
+    """The expression's value for the instance: in Python for a field plus or minus
+    constants (the usual calculated deadline), else by the database."""
+    known, value = _in_python(expression, record)
+    if known:
+        return value
+    query = _values_query(record, referenced(expression))
     query.add_annotation(expression, "_value")
     query.set_annotation_mask(["_value"])
     [(value,)] = list(query.get_compiler(using=using).results_iter())
     return value
 
 
-def _values_query(record: Any) -> Query:
+#: ``F("a") + x`` and ``F("a") - x``: what Python computes as SQL would (NULL stays NULL).
+_ARITHMETIC = {"+": lambda a, b: a + b, "-": lambda a, b: a - b}
+
+
+def _in_python(expression: Any, record: Any) -> tuple[bool, Any]:
+    if isinstance(expression, F):
+        return True, getattr(record, expression.name)
+    if isinstance(expression, Value):
+        return True, expression.value
+    if isinstance(expression, CombinedExpression) and expression.connector in _ARITHMETIC:
+        (left_known, left), (right_known, right) = (
+            _in_python(expression.lhs, record),
+            _in_python(expression.rhs, record),
+        )
+        if left_known and right_known:
+            if left is None or right is None:
+                return True, None
+            return True, _ARITHMETIC[expression.connector](left, right)
+    return False, None
+
+
+def referenced(expression: Any) -> set[str]:
+    """The field names an expression reads."""
+    if isinstance(expression, F):
+        return {expression.name}
+    names: set[str] = set()
+    for source in getattr(expression, "get_source_expressions", list)():
+        names |= referenced(source)
+    return names
+
+
+def _values_query(record: Any, names: set[str] | None = None) -> Query:
+    """A query with no table whose "columns" are the instance's values (those named)."""
     query = Query(None)
     for field in record._meta.concrete_fields:
+        if names is not None and not {field.name, field.attname} & names:
+            continue
         value = Value(getattr(record, field.attname), output_field=_output(field))
         query.add_annotation(value, field.attname, select=False)
         if field.name != field.attname:

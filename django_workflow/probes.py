@@ -1,18 +1,17 @@
-"""The hot queries, compiled once: "is anything due?" for several units of work in one
-query, and locking one record by its key.
+"""The hot queries, compiled once: "is a deadline due?", "has an automatic step
+waiting records?", and locking one record by its key.
 
-Each work contributes a scalar subquery (``SELECT pk … WHERE match ORDER BY
-anchor LIMIT 1``) served by its own index, and one ``SELECT`` carries them
-all: polling costs one round trip per model, however many deadlines it has.
-
-Every instant in a Work's ``match`` is ``now`` minus a constant, so the SQL
-compiled for one ``now`` serves every other once its datetime parameters are
-shifted: on backends that pass datetimes as parameters (PostgreSQL) the ORM
-compiles each probe once. Others, and calculation anchors, compile each time.
-On PostgreSQL the probe is also a prepared statement per connection, so the
-server plans it once rather than every tick (``PREPARE_POLLS``; turn it off
-behind a pooler that does not keep sessions, such as PgBouncer in
+``any_due`` asks the ``next_due_at`` index one question per model. It is
+compiled once per model and, on PostgreSQL, prepared once per connection, so
+the server plans it once rather than every tick (``PREPARE_POLLS``; turn it
+off behind a pooler that does not keep sessions, such as PgBouncer in
 transaction mode).
+
+``due`` asks, for automatic steps (and ``self_scheduled`` deadlines), one
+scalar subquery per work in one ``SELECT``. Every instant in a Work's
+``match`` is ``now`` minus a constant, so the SQL compiled for one ``now``
+serves every other once its datetime parameters are shifted. It is not
+prepared: each query is planned with the step it names.
 """
 
 from __future__ import annotations
@@ -36,9 +35,12 @@ _compiled: dict[tuple[Any, Any, str], tuple[str, list[Any]]] = {}
 
 
 def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
-    """The records ``work`` selects at ``now``, in anchor order (PostgreSQL's planner needs it)."""
-    rows = model.workflow.queryset(db).filter(work.match(now))
-    return rows.order_by(work.anchor)
+    """The records ``work`` selects at ``now`` (automatic steps, self-scheduled deadlines).
+
+    Unordered: an ``ORDER BY pk`` let PostgreSQL walk the whole key index
+    looking for a step's rows instead of reading the step's index.
+    """
+    return model.workflow.queryset(db).filter(work.match(now)).order_by()
 
 
 def locked(model: Any, pk: Any, db: str) -> Any:
@@ -60,7 +62,9 @@ def any_due(model: Any, now: datetime, db: str) -> bool:
     key = (model, "any_due", db)
     if key not in _compiled:
         rows = model._base_manager.db_manager(db).filter(**{f"{NEXT_DUE_AT}__lte": _SENTINEL})
-        sql, _params = rows.values("pk")[:1].query.sql_with_params()
+        # Ordered by the index's column: once PostgreSQL plans the prepared statement
+        # generically, an unordered LIMIT 1 became a full scan of the table.
+        sql, _params = rows.order_by(NEXT_DUE_AT).values("pk")[:1].query.sql_with_params()
         _compiled[key] = (sql, [])
     connection = connections[db]
     value = connection.ops.adapt_datetimefield_value(now)
@@ -75,7 +79,9 @@ def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
         return []
     sql, params = _sql(model, works, now, db)
     with connections[db].cursor() as cursor:
-        cursor.execute(*_prepared(connections[db], sql, params))
+        # Not prepared: a generic plan cannot know which step is asked for, and read
+        # the whole table to find out (the step's own index serves each planned query).
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     return [work for work, first in zip(works, row, strict=True) if first is not None]
 

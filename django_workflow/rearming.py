@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db.models import Case, DateTimeField, F, Q, Value, When
 
-from .evaluation import evaluate
+from .evaluation import evaluate, referenced
 
 LOADED = "_workflow_loaded"
 
@@ -32,16 +32,6 @@ def _watched(model: Any) -> frozenset[str]:
         else:
             names.add(anchor)
     return frozenset(names)
-
-
-def referenced(expression: Any) -> set[str]:
-    """The field names an expression reads."""
-    if isinstance(expression, F):
-        return {expression.name}
-    names: set[str] = set()
-    for source in getattr(expression, "get_source_expressions", list)():
-        names |= referenced(source)
-    return names
 
 
 def remember(record: Any, fields: Any = None) -> None:
