@@ -263,15 +263,15 @@ def alternate(sides, rounds=ROUNDS, between=None):
     return results
 
 
-def per_call(function, calls, budget=None):
-    """The median seconds of ``calls`` calls (fewer, but at least 5, past ``budget`` s)."""
+def per_call(function, calls, budget=None, least=5):
+    """The median seconds of ``calls`` calls (fewer, but at least ``least``, past ``budget`` s)."""
     samples = []
     begun = time.perf_counter()
     for _ in range(calls):
         started = time.perf_counter()
         function()
         samples.append(time.perf_counter() - started)
-        if budget is not None and len(samples) >= 5 and started - begun > budget:
+        if budget is not None and len(samples) >= least and started - begun > budget:
             break
     return statistics.median(samples)
 

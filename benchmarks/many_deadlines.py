@@ -58,7 +58,7 @@ def idle(model):
         assert not poll(label, names, now=common.NOW)
 
     common.per_call(tick, 20)
-    return lambda: common.per_call(tick, TICKS, 2.0)
+    return lambda: common.per_call(tick, TICKS, 2.0, least=10)
 
 
 def transitions(model):

@@ -118,7 +118,7 @@ def timed_poll():
     original = polling.enqueue_step
     polling.enqueue_step = lambda *args: None
     try:
-        return common.per_call(lambda: polling.poll(LABEL, ["step:intake"]), TICKS, 2.0)
+        return common.per_call(lambda: polling.poll(LABEL, ["step:intake"]), TICKS, 2.0, least=10)
     finally:
         polling.enqueue_step = original
 
