@@ -15,17 +15,6 @@ from django.db.models.sql import Query
 from django.db.models.sql.constants import SINGLE
 
 
-def lookup_roots(condition: Q) -> set[str]:
-    """The field (or calculation) names a ``Q`` reads: ``sponsor`` of ``sponsor__name``."""
-    roots: set[str] = set()
-    for child in condition.children:
-        if isinstance(child, Q):
-            roots |= lookup_roots(child)
-        elif isinstance(child, tuple):
-            roots.add(child[0].split("__")[0])
-    return roots
-
-
 def lookups(condition: Q) -> set[str]:
     """Every lookup path a ``Q`` names: ``sponsor__name__iexact``."""
     found: set[str] = set()
@@ -35,6 +24,11 @@ def lookups(condition: Q) -> set[str]:
         elif isinstance(child, tuple):
             found.add(child[0])
     return found
+
+
+def lookup_roots(condition: Q) -> set[str]:
+    """The field (or calculation) names a ``Q`` reads: ``sponsor`` of ``sponsor__name``."""
+    return {path.split("__")[0] for path in lookups(condition)}
 
 
 def holds(condition: Q, record: Any, using: str) -> bool:
