@@ -550,8 +550,9 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
             due = due_at(work, record, now) if record is not None else None
             if due is None or due > now:
                 return False
+            before = _values(record)
             getattr(record, work.action)()
-            _save_fired(record, work, now)
+            _save_fired(record, work, now, before)
             log_event(record, Event(work.step, work.step, work.entity, Trigger.TIMEOUT))
             if attempt_row is not None:
                 retrying.forget(model, pk, work, db)
@@ -565,17 +566,51 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
         return False
 
 
-def _save_fired(record: Any, work: Work, now: datetime) -> None:
+def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) -> None:
     """Save what the action set (through ``save()``) with the fired columns, in one UPDATE.
 
     A fired column whose anchor the action moved later stays clear: a new round began.
+    When the action changed nothing, the model keeps Django's own ``save()`` and
+    nobody listens to its save signals, only the workflow's columns are written,
+    by one UPDATE of the locked row: nothing ``save()`` would add could be seen.
     """
     rearmed = set(rearming.moved_anchors(record))
     fired = [c for c in work.fired_together or (work.last_fired_field,) if c not in rearmed]
     for column in fired:
         setattr(record, column, now)
+    model = type(record)
+    if _values(record, before) == before and not _saves_visibly(model):
+        written = dict.fromkeys(fired, now)
+        if model.workflow.has_deadlines:
+            written[NEXT_DUE_AT] = deadlines.next_due(record, now)
+        model._base_manager.using(database(record)).filter(pk=record.pk).update(**written)
+        apply(record, written)
+        return
     setattr(record, GRANTED, fired)
     record.save()
+
+
+def _values(record: Any, like: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The instance's own field values (all, or those in ``like``); mutable ones copied,
+    so an action that changes a dict or a list in place shows as a change."""
+    names = like.keys() if like is not None else _own_attnames(type(record))
+    values = {name: record.__dict__.get(name) for name in names}
+    return {
+        name: copy.deepcopy(value) if isinstance(value, dict | list | set) else value
+        for name, value in values.items()
+    }
+
+
+def _own_attnames(model: Any) -> list[str]:
+    owned = model.workflow.owned_columns
+    return [f.attname for f in model._meta.concrete_fields if f.attname not in owned]
+
+
+def _saves_visibly(model: Any) -> bool:
+    """Whether a ``save()`` could do more than write columns: an overridden ``save`` or
+    receivers of its signals."""
+    overridden = not getattr(model.save, "workflow_own", False)
+    return overridden or pre_save.has_listeners(model) or post_save.has_listeners(model)
 
 
 # Creation -------------------------------------------------------------------

@@ -74,6 +74,8 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         else:
             engine.save_record(self, super().save, args, update_fields, kwargs)
 
+    save.workflow_own = True  # type: ignore[attr-defined]  # a firing may skip it (engine)
+
     @classmethod
     def from_db(cls, db: Any, field_names: Any, values: Any, **kwargs: Any) -> WorkflowModel:
         instance = super().from_db(db, field_names, values, **kwargs)
