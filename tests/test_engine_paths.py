@@ -13,6 +13,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.models.signals import post_save
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django_q.models import OrmQ
 
 from django_workflow import firing
@@ -220,3 +221,18 @@ def test_on_sqlite_a_firing_worker_pauses_for_other_writers(monkeypatch):
     pacer.tick()
     paused = pacer.since > before
     assert paused == (connection.vendor == "sqlite")
+
+
+def test_an_action_that_changes_no_field_fires_with_one_narrow_update(clock):
+    batch = Batch.objects.create()
+    clock.move_to(T + timedelta(days=1, minutes=1))
+    with CaptureQueriesContext(connection) as seen:
+        assert run_work(Batch, "timeout:waiting.ping") == 1
+    table = Batch._meta.db_table
+    updates = [q["sql"] for q in seen.captured_queries if q["sql"].startswith(f'UPDATE "{table}"')]
+    assert len(updates) == 1
+    assert "waiting_ping_fired_at" in updates[0] and "next_due_at" in updates[0]
+    assert '"state"' not in updates[0].split("WHERE")[0]  # only the workflow's columns
+    stored = Batch.objects.get(pk=batch.pk)
+    assert stored.waiting_ping_fired_at is not None
+    assert stored.next_due_at == stored.state_entered_at + timedelta(days=2)  # expire is next

@@ -6,12 +6,10 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 from django.db.models import Count
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_workflow import run_work
 from django_workflow.models import TransitionLog
-from tests.moments import T
 from tests.testapp.models import Batch, SideEffect
 
 pytestmark = [
@@ -71,18 +69,3 @@ def test_four_processes_move_each_record_exactly_once(due_batch):
     moves = TransitionLog.objects.filter(triggered_by="timeout", to_state="expired")
     assert moves.count() == RECORDS
     assert not moves.values("object_id").annotate(n=Count("id")).filter(n__gt=1).exists()
-
-
-def test_an_action_that_changes_no_field_fires_with_one_narrow_update(clock):
-    batch = Batch.objects.create()
-    clock.move_to(T + timedelta(days=1, minutes=1))
-    with CaptureQueriesContext(connection) as seen:
-        assert run_work(Batch, "timeout:waiting.ping") == 1
-    table = Batch._meta.db_table
-    updates = [q["sql"] for q in seen.captured_queries if q["sql"].startswith(f'UPDATE "{table}"')]
-    assert len(updates) == 1
-    assert "waiting_ping_fired_at" in updates[0] and "next_due_at" in updates[0]
-    assert '"state"' not in updates[0].split("WHERE")[0]  # only the workflow's columns
-    stored = Batch.objects.get(pk=batch.pk)
-    assert stored.waiting_ping_fired_at is not None
-    assert stored.next_due_at == stored.state_entered_at + timedelta(days=2)  # expire is next
