@@ -103,12 +103,8 @@ def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) ->
     its policy, both seeing the record with the values applied."""
     seen = _with_values(record, values)
     workflow = type(record).workflow
-    policy = workflow.policy_for(workflow_step(record), transition.name)
+    policy = workflow.policy_for(getattr(record, workflow.state_attribute), transition.name)
     return available(seen, transition) and allowed(policy, actor, seen, transition.name)
-
-
-def workflow_step(record: Any) -> str:
-    return getattr(record, type(record).workflow.state_attribute)
 
 
 def available(record: Any, transition: Any) -> bool:
@@ -314,8 +310,9 @@ def _due_if_changed(record: Any, loaded: str | None) -> tuple[Any] | None:
     if loaded is None or not type(record).workflow.has_deadlines:
         return None
     due = deadlines.next_due(record)
-    stored = record.__dict__.get(NEXT_DUE_AT, deadlines.HALTED)  # deferred: write it
-    return None if due == stored else (due,)
+    if NEXT_DUE_AT not in record.__dict__:  # deferred: the stored value is unknown
+        return (due,)
+    return None if due == record.__dict__[NEXT_DUE_AT] else (due,)
 
 
 def _loaded_step(record: Any, db: str) -> str | None:
