@@ -47,7 +47,7 @@ if os.environ.get("WORKFLOW_TEST_DB") == "postgres":
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",
-            "NAME": WORKER_DATABASE or "workflow",
+            "NAME": WORKER_DATABASE or os.environ.get("WORKFLOW_PG_NAME", "workflow"),
             "HOST": os.environ.get("PGHOST", "127.0.0.1"),
             "PORT": os.environ.get("PGPORT", "5432"),
             "USER": os.environ.get("PGUSER", "postgres"),
