@@ -615,3 +615,30 @@ class Shipment(WorkflowModel):
         if self.printer_offline:
             raise ConnectionError("printer offline")
         self.labels_printed += 1
+
+
+class Appeal(WorkflowModel):
+    """Time in step: a logged workflow with a zone per record, a holiday and both kinds
+    of timeout (an action that fires in place, a transition that moves the record)."""
+
+    tz = models.CharField(max_length=50, blank=True)
+    reminders = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+        time_zone = "Europe/Zagreb"
+        time_zone_field = "tz"
+        holidays = ["2026-06-04"]
+
+        review = Step(
+            Transition("decide", to="decided"),
+            Transition("ask", to="waiting"),
+            Timeout("reminder", fire_after="1d", action="remind"),
+            Timeout("escalation", fire_after="3d", transition_to="escalated"),
+        )
+        waiting = Step(Transition("answer", to="review"))
+        escalated = Step(Transition("decide", to="decided"))
+        decided = Step()
+
+    def remind(self):
+        self.reminders += 1
