@@ -1,0 +1,459 @@
+"""Time in step: how long records stayed in each step, read from the transition log.
+
+For one workflow model and a window ``[since, until)``: per step, the stays that
+began in the window, their median and 90th percentile in calendar hours and in
+business hours, and per timeout of the step the share of those stays in which it
+fired. Everything is computed by one SQL statement over the log (window functions
+pair each entry into a step with the next one; percentiles come from row numbers),
+on SQLite and PostgreSQL alike: no log row is loaded into Python.
+
+The report sees the log as it stood at ``until``: a stay still open then (or left
+later) counts up to ``until``, and a timeout that fired later did not fire.
+
+Business hours are the hours of the stay that fell on working days of the
+record's calendar, in the record's time zone (24 per working day), the days a
+business-day deadline counts. The few non-working days of the window are worked
+out here, per zone, as a small table of UTC days the statement joins on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections, router
+from django.db.models import Case, F, Func, IntegerField, Q, Sum, Value, When, Window
+from django.db.models.expressions import RowRange
+from django.utils import timezone
+
+from .durations import holiday_calendar
+from .events import Trigger
+from .models import TransitionLog
+
+DAY = 86400
+#: Percentiles as exact fractions (numerator, denominator), so SQL can split ranks.
+MEDIAN, P90 = (1, 2), (9, 10)
+#: A UTC day meets at most three local days, so at most three non-working pieces.
+PIECES = 3
+#: Log rows that do not begin a stay: failures and halts of an automatic step.
+NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED)
+
+
+class ReportError(ValueError):
+    """The report cannot be made as asked; the message says why and what to change."""
+
+
+@dataclass(frozen=True)
+class TimeoutFigures:
+    """One timeout of a step: in how many stays it fired, and their share."""
+
+    name: str
+    kind: str  # "action" | "transition"
+    fired: int
+    breach_rate: float | None  # fired / stays; None when the step had no stay
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    """Time in one step, over the stays that began in the window."""
+
+    step: str
+    label: str
+    stays: int
+    #: Of those stays, how many had not ended at the report's end (counted up to it).
+    open: int
+    median_hours: float | None
+    p90_hours: float | None
+    median_business_hours: float | None
+    p90_business_hours: float | None
+    timeouts: tuple[TimeoutFigures, ...]
+    declared: bool = True
+
+
+@dataclass(frozen=True)
+class Report:
+    model: Any
+    since: datetime
+    until: datetime
+    steps: list[StepFigures]
+    #: Why business hours are missing, when they are (``None`` when computed).
+    business_hours_note: str | None = None
+
+
+def time_in_step(
+    model: Any, since: datetime, until: datetime | None = None, using: str | None = None
+) -> Report:
+    """The report for ``model`` over the stays that began in ``[since, until)``.
+
+    ``until`` defaults to now. Raises ``ReportError`` for a model that does not log,
+    naive or reversed bounds, an unknown time zone on a record, or a database
+    other than SQLite or PostgreSQL.
+    """
+    until = until or timezone.now()
+    _check(model, since, until)
+    db = using or router.db_for_read(model)
+    vendor = connections[db].vendor
+    if vendor not in ("sqlite", "postgresql"):
+        raise ReportError(f"The time-in-step report runs on SQLite and PostgreSQL, not {vendor}.")
+    zones, note = _zones(model, db), _business_hours_note(model)
+    days = None if note else _calendar_days(model, zones, since, until)
+    sql, params = _statement(model, db, since, until, zones, days)
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return Report(model, since, until, _figures(model, rows, business=days is not None), note)
+
+
+def _check(model: Any, since: datetime, until: datetime) -> None:
+    workflow = getattr(model, "workflow", None)
+    if workflow is None:
+        raise ReportError(f"{model._meta.label} declares no workflow.")
+    if workflow.log is not True:
+        raise ReportError(
+            f"{model._meta.label} keeps no transition log, which the report reads; "
+            "set `log = True` in its `class Workflow:`."
+        )
+    if timezone.is_naive(since) or timezone.is_naive(until):
+        raise ReportError("The report's bounds must be aware datetimes (with a time zone).")
+    if since >= until:
+        raise ReportError(f"The report's start ({since}) must come before its end ({until}).")
+
+
+def _business_hours_note(model: Any) -> str | None:
+    """A calendar returned per record by a model method cannot be known without loading
+    every record, so such a model's report leaves business hours out, and says so."""
+    holidays = model.workflow.holidays
+    if isinstance(holidays, str):
+        return (
+            f"Business hours are not reported: {model._meta.label} reads its holidays per "
+            f"record (`holidays = {holidays!r}`)."
+        )
+    return None
+
+
+# Time zones and working days --------------------------------------------------------
+
+
+def _zones(model: Any, db: str) -> list[str]:
+    """The zones in play: the workflow's first (number 0), then each other zone a record
+    names in ``time_zone_field``."""
+    workflow = model.workflow
+    zones = [workflow.time_zone]
+    if workflow.time_zone_field:
+        column = model._meta.get_field(workflow.time_zone_field).attname
+        named = model._base_manager.using(db).order_by().values_list(column, flat=True)
+        zones += sorted({name for name in named.distinct() if name} - {workflow.time_zone})
+    for name in zones:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as error:
+            raise ReportError(f"{model._meta.label}: {name!r} is not a time zone.") from error
+    return zones
+
+
+def non_working_spans(zone: ZoneInfo, calendar: Any, first: date, last: date) -> list[tuple]:
+    """The non-working local days from ``first`` to ``last`` as UTC epoch seconds
+    ``[start, end)``, adjacent days merged (a weekend is one span)."""
+    spans: list[list[int]] = []
+    day = first
+    while day <= last:
+        if not calendar.is_working_day(day):
+            start, end = _midnight(day, zone), _midnight(day + timedelta(days=1), zone)
+            if spans and spans[-1][1] == start:
+                spans[-1][1] = end
+            else:
+                spans.append([start, end])
+        day += timedelta(days=1)
+    return [tuple(span) for span in spans]
+
+
+def _midnight(day: date, zone: ZoneInfo) -> int:
+    return int(datetime.combine(day, time(), tzinfo=zone).timestamp())
+
+
+def _calendar_days(model: Any, zones: list[str], since: datetime, until: datetime) -> list[tuple]:
+    """Per zone and UTC day of the window: the non-working seconds before the day began,
+    and the day's non-working pieces (start, end), padded with empty ones.
+
+    With it, the non-working time before an instant ``t`` of day ``d`` is the day's
+    count plus the part of its pieces before ``t``: one join per end of a stay.
+    """
+    calendar = holiday_calendar(model.workflow.holidays)
+    first_day, last_day = int(since.timestamp()) // DAY, int(until.timestamp()) // DAY
+    rows = []
+    for number, name in enumerate(zones):
+        zone = ZoneInfo(name)
+        first = since.astimezone(zone).date() - timedelta(days=1)
+        last = until.astimezone(zone).date() + timedelta(days=1)
+        spans = non_working_spans(zone, calendar, first, last)
+        before = 0
+        for day in range(first_day, last_day + 1):
+            start, end = day * DAY, (day + 1) * DAY
+            pieces = [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
+            pieces += [(start, start)] * (PIECES - len(pieces))
+            rows.append((number, day, before, *(edge for piece in pieces for edge in piece)))
+            before += sum(e - s for s, e in pieces)
+    return rows
+
+
+# The statement ----------------------------------------------------------------------
+
+
+class EpochSeconds(Func):
+    """An instant as seconds since 1970 (a float), on SQLite and PostgreSQL."""
+
+    output_field = IntegerField()  # only read by the statement, never converted
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler, connection, template="((julianday(%(expressions)s) - 2440587.5) * 86400.0)"
+        )
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler,
+            connection,
+            template="CAST(EXTRACT(EPOCH FROM %(expressions)s) AS DOUBLE PRECISION)",
+        )
+
+
+class EpochDay(Func):
+    """The UTC day number (days since 1970-01-01) of an instant.
+
+    On SQLite from the instant rounded to the second: ``julianday`` is a float, and an
+    instant on a midnight must not fall a hair into the day before.
+    """
+
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        seconds = "CAST(ROUND((julianday(%(expressions)s) - 2440587.5) * 86400.0) AS INTEGER)"
+        return self.as_sql(compiler, connection, template=f"({seconds} / 86400)")
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler,
+            connection,
+            template="CAST(FLOOR(EXTRACT(EPOCH FROM %(expressions)s) / 86400) AS INTEGER)",
+        )
+
+
+def _log_rows(model: Any, db: str, since: datetime, until: datetime) -> Any:
+    """The model's log rows of the window, each numbered with the stay it falls in:
+    ``seq`` counts the entries into a step of the record up to and including the row."""
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    entry = ~Q(triggered_by__in=NOT_ENTRIES) & ~Q(
+        triggered_by=Trigger.TIMEOUT, from_state=F("to_state")
+    )
+    per_record = {
+        "partition_by": [F("object_id")],
+        "order_by": [F("occurred_at").asc(), F("id").asc()],
+    }
+    return (
+        TransitionLog.objects.using(db)
+        .filter(content_type=content_type, occurred_at__gte=since, occurred_at__lt=until)
+        .annotate(entry=Case(When(entry, then=Value(1)), default=Value(0)))
+        .annotate(
+            seq=Window(Sum("entry"), frame=RowRange(start=None, end=0), **per_record),
+            at=EpochSeconds("occurred_at"),
+            day=EpochDay("occurred_at"),
+        )
+        .order_by()
+        .values(
+            "id",
+            "object_id",
+            "occurred_at",
+            "from_state",
+            "to_state",
+            "triggered_by",
+            "transition_name",
+            "entry",
+            "seq",
+            "at",
+            "day",
+        )
+    )
+
+
+def _statement(
+    model: Any,
+    db: str,
+    since: datetime,
+    until: datetime,
+    zones: list[str],
+    days: list[tuple] | None,
+) -> tuple[str, list[Any]]:
+    """One statement: each stay (an entry into a step and the next entry of the record),
+    its calendar and business seconds, then per step the count, open stays and
+    percentiles, and per (step, timeout) the stays in which the timeout fired.
+
+    Rows come back as ``(kind, step, name, count, open, median, p90, business median,
+    business p90)``; kind is ``step``, ``exit`` (a transition timeout ended the stay)
+    or ``fired`` (an action timeout fired during it).
+    """
+    connection = connections[db]
+    numbered, params = _log_rows(model, db, since, until).query.sql_with_params()
+    zone, zone_params, join = _zone_of_stay(model, connection, zones)
+    end = until.timestamp()
+    params = [*params, end, int(end) // DAY, *zone_params]
+    timeout = f"'{Trigger.TIMEOUT.value}'"
+    business = (
+        "NULL"
+        if days is None
+        else "(t.left_at - t.entered) - ("
+        + _off("t.left_at", "b")
+        + " - "
+        + _off("t.entered", "a")
+        + ")"
+    )
+    day_joins = (
+        ""
+        if days is None
+        else (
+            "JOIN days a ON a.zone = t.zone AND a.day = t.entered_day "
+            "JOIN days b ON b.zone = t.zone AND b.day = t.left_day"
+        )
+    )
+    sql = f"""
+WITH numbered AS ({numbered}),
+stays AS (
+    SELECT object_id, to_state AS step, at AS entered, day AS entered_day,
+        LEAD(at) OVER w AS left_at, LEAD(day) OVER w AS left_day,
+        LEAD(triggered_by) OVER w AS exit_trigger, LEAD(transition_name) OVER w AS exit_name
+    FROM numbered WHERE entry = 1
+    WINDOW w AS (PARTITION BY object_id ORDER BY occurred_at, id)
+),
+timed AS (
+    SELECT s.step, s.entered, s.entered_day, s.exit_trigger, s.exit_name,
+        COALESCE(s.left_at, %s) AS left_at, COALESCE(s.left_day, %s) AS left_day,
+        CASE WHEN s.left_at IS NULL THEN 1 ELSE 0 END AS still_open,
+        {zone} AS zone
+    FROM stays s {join}
+){_days_table(days)},
+durations AS (
+    SELECT t.step, t.still_open, t.exit_trigger, t.exit_name,
+        t.left_at - t.entered AS seconds, {business} AS business
+    FROM timed t {day_joins}
+),
+ranked AS (
+    SELECT step, still_open, seconds, business,
+        ROW_NUMBER() OVER (PARTITION BY step ORDER BY seconds) AS by_seconds,
+        ROW_NUMBER() OVER (PARTITION BY step ORDER BY business) AS by_business,
+        COUNT(*) OVER (PARTITION BY step) AS n
+    FROM durations
+)
+SELECT 'step', step, NULL, COUNT(*), SUM(still_open),
+    {_percentile("seconds", "by_seconds", MEDIAN)}, {_percentile("seconds", "by_seconds", P90)},
+    {_percentile("business", "by_business", MEDIAN)}, {_percentile("business", "by_business", P90)}
+FROM ranked GROUP BY step
+UNION ALL
+SELECT 'exit', step, exit_name, COUNT(*), NULL, NULL, NULL, NULL, NULL
+FROM durations WHERE exit_trigger = {timeout} GROUP BY step, exit_name
+UNION ALL
+SELECT 'fired', from_state, transition_name, COUNT(*), NULL, NULL, NULL, NULL, NULL
+FROM (
+    SELECT DISTINCT object_id, seq, from_state, transition_name FROM numbered
+    WHERE triggered_by = {timeout} AND entry = 0 AND seq > 0
+) firings
+GROUP BY from_state, transition_name
+"""
+    return sql, params
+
+
+def _zone_of_stay(model: Any, connection: Any, zones: list[str]) -> tuple[str, list[str], str]:
+    """The SQL giving a stay's zone number, its parameters, and the join it needs: the
+    record's ``time_zone_field`` (its key matched as the log stores it, as text)."""
+    if len(zones) == 1:
+        return "0", [], ""
+    quote = connection.ops.quote_name
+    column = quote(model._meta.get_field(model.workflow.time_zone_field).column)
+    cases = " ".join(f"WHEN %s THEN {number}" for number in range(1, len(zones)))
+    table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
+    join = f"LEFT JOIN {table} m ON CAST(m.{key} AS TEXT) = s.object_id"
+    return f"CASE m.{column} {cases} ELSE 0 END", zones[1:], join
+
+
+def _days_table(days: list[tuple] | None) -> str:
+    """The calendar days as a VALUES list of whole numbers (written out: no parameter
+    limit applies, and nothing in it comes from outside)."""
+    if days is None:
+        return ""
+    names = ", ".join(f"s{i}, e{i}" for i in range(1, PIECES + 1))
+    values = ",\n".join("(" + ", ".join(str(int(v)) for v in row) + ")" for row in days)
+    return f",\ndays(zone, day, before, {names}) AS (VALUES\n{values}\n)"
+
+
+def _off(instant: str, day: str) -> str:
+    """Non-working seconds before ``instant``: its day's count plus the part of the day's
+    pieces that lies before it."""
+    parts = [f"{day}.before"]
+    for i in range(1, PIECES + 1):
+        s, e = f"{day}.s{i}", f"{day}.e{i}"
+        parts.append(
+            f"CASE WHEN {instant} > {s} THEN "
+            f"(CASE WHEN {instant} < {e} THEN {instant} ELSE {e} END) - {s} ELSE 0 END"
+        )
+    return " + ".join(parts)
+
+
+def _percentile(value: str, rank: str, fraction: tuple[int, int]) -> str:
+    """The percentile by linear interpolation between ranks (what PostgreSQL's
+    ``percentile_cont`` gives): at rank ``h = 1 + (n - 1) p``, the value of rank
+    ``floor(h)`` plus the fraction of ``h`` times the step to the next rank."""
+    a, b = fraction
+    whole = f"(((n - 1) * {a}) / {b})"
+    part = f"((((n - 1) * {a}) %% {b}) * 1.0 / {b})"
+    return (
+        f"SUM(CASE WHEN {rank} = 1 + {whole} THEN {value} * (1 - {part}) "
+        f"WHEN {rank} = 2 + {whole} THEN {value} * {part} ELSE 0 END)"
+    )
+
+
+# Assembling the figures ---------------------------------------------------------------
+
+
+def _figures(model: Any, rows: list[tuple], business: bool) -> list[StepFigures]:
+    """Per step in declaration order (then steps only the log still names), the figures
+    in hours and the timeouts' breach rates."""
+    workflow = model.workflow
+    per_step = {row[1]: row for row in rows if row[0] == "step"}
+    fired = {(row[0], row[1], row[2]): row[3] for row in rows if row[0] != "step"}
+    names = [*workflow.steps, *sorted(set(per_step) - set(workflow.steps))]
+    figures = []
+    for name in names:
+        row = per_step.get(name)
+        stays = row[3] if row else 0
+        hours = [
+            None if v is None or not stays else v / 3600 for v in (row[5:] if row else (None,) * 4)
+        ]
+        if not business:
+            hours[2:] = [None, None]
+        step = workflow.steps.get(name)
+        timeouts = tuple(
+            _timeout_figures(timeout, name, stays, fired)
+            for timeout in (step.timeouts if step else ())
+        )
+        figures.append(
+            StepFigures(
+                step=name,
+                label=str(workflow.step_label(name)) if step else name,
+                stays=stays,
+                open=int(row[4]) if row else 0,
+                median_hours=hours[0],
+                p90_hours=hours[1],
+                median_business_hours=hours[2],
+                p90_business_hours=hours[3],
+                timeouts=timeouts,
+                declared=step is not None,
+            )
+        )
+    return figures
+
+
+def _timeout_figures(timeout: Any, step: str, stays: int, fired: dict) -> TimeoutFigures:
+    kind = "transition" if timeout.transition_to else "action"
+    count = fired.get(("exit" if kind == "transition" else "fired", step, timeout.name), 0)
+    return TimeoutFigures(timeout.name, kind, count, count / stays if stays else None)
