@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.db import models, transaction
 
-from . import deadlines, engine, history, rearming, scheduling, undo
+from . import actionable, deadlines, engine, history, rearming, scheduling, undo
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 
@@ -47,6 +47,11 @@ class WorkflowQuerySet(models.QuerySet):
         created = super().bulk_create(objs, *args, **kwargs)
         engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
         return created
+
+    def actionable_by(self, actor: Any) -> WorkflowQuerySet:
+        """The records on which ``actor`` has at least one available action: one query
+        when every policy and ``when`` in play has a filter form (docs: work queues)."""
+        return actionable.actionable(self, actor)
 
 
 WorkflowManager = models.Manager.from_queryset(WorkflowQuerySet)

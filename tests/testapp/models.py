@@ -14,6 +14,8 @@ from simple_history.models import HistoricalRecords
 from django_workflow import Every, Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
 from django_workflow.policies import (
     actor_attribute_equals,
+    all_of,
+    any_of,
     has_perm,
     is_staff,
     relates_to_actor_via,
@@ -642,3 +644,73 @@ class Appeal(WorkflowModel):
 
     def remind(self):
         self.reminders += 1
+
+
+class Team(models.Model):
+    """Who a case's team is: its lead, and its members (a to-many relation)."""
+
+    lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+", blank=True)
+
+
+def in_the_region(actor, record, name):
+    """A custom policy with no filter form: the actor's ``last_name`` is the case's region.
+    ``q = None`` says so on purpose, so the check does not warn; it is asked per record."""
+    return actor is not None and getattr(actor, "last_name", None) == record.region
+
+
+in_the_region.q = None
+
+
+class Case(WorkflowModel):
+    """Work queues: every shipped policy, nested, through relation paths (to-many too),
+    ``when`` guards on fields and on a calculation, a callable ``when``, ``from_any_step``
+    and a custom policy asked record by record."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL)
+    watchers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+", blank=True)
+    priority = models.IntegerField(default=0)
+    amount = models.IntegerField(default=0)
+    region = models.CharField(max_length=20, blank=True)
+    urgent = models.BooleanField(default=False)
+
+    class Workflow:
+        calculations = {"weight": F("priority") * 10 + F("amount")}
+        from_any_step = [Transition("withdraw", to="withdrawn", when=Q(amount__lt=50))]
+        policies = {"withdraw": relates_to_actor_via("owner"), "sign_off": in_the_region}
+
+        triage = Step(
+            Transition("accept", to="working", when=Q(priority__gte=2)),
+            Transition("dismiss", to="withdrawn", when=Q(weight__lt=40)),
+            policy=any_of(
+                relates_to_actor_via("team__members"),
+                all_of(has_perm("testapp.change_case"), is_staff),
+            ),
+        )
+        working = Step(
+            Transition("resolve", to="resolved"),
+            Transition("submit", to="review"),
+            Transition("escalate", to="escalated", when=lambda case: case.urgent),
+            policy=any_of(relates_to_actor_via("owner"), relates_to_actor_via("watchers")),
+        )
+        escalated = Step(
+            Transition("settle", to="resolved"),
+            policy=all_of(
+                relates_to_actor_via("team__lead"),
+                any_of(is_staff, actor_attribute_equals("first_name", "lead")),
+            ),
+        )
+        review = Step(Transition("sign_off", to="resolved"), Transition("recheck", to="checking"))
+        checking = Step(action="verify", on_success="review")
+        resolved = Step(
+            Transition("reopen", to="working"), policy=has_perm("testapp.change_case")
+        )
+        withdrawn = Step(terminal=True)
+
+    def verify(self):
+        pass
