@@ -396,7 +396,7 @@ def _off(instant: str, day: str) -> str:
             f"CASE WHEN {instant} > {s} THEN "
             f"(CASE WHEN {instant} < {e} THEN {instant} ELSE {e} END) - {s} ELSE 0 END"
         )
-    return " + ".join(parts)
+    return "(" + " + ".join(parts) + ")"
 
 
 def _percentile(value: str, rank: str, fraction: tuple[int, int]) -> str:

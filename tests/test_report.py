@@ -14,10 +14,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
+from django_workflow.events import Trigger
 from django_workflow.firing import run_work
+from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, non_working_spans, time_in_step
 from tests.moments import T
-from tests.testapp.models import Appeal, Claim, Ticket
+from tests.testapp.models import Appeal, Claim, Proposal, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +83,167 @@ def test_the_week_in_calendar_hours(week):
     assert review.p90_hours == pytest.approx(72 + 0.7 * 24)  # rank 1 + 3 × 0.9 = 3.7
     assert (steps["waiting"].stays, steps["waiting"].median_hours) == (1, pytest.approx(94))
     assert steps["escalated"].median_hours == pytest.approx(100)  # Thu 09:00 to Mon 13:00
+
+
+def test_business_hours_leave_out_the_weekend_and_the_holiday_in_each_records_zone(week):
+    steps = by_step(time_in_step(Appeal, since=T, until=END))
+    # Zagreb's holiday is Wed 22:00 to Thu 22:00 UTC, its weekend Fri 22:00 to Sun 22:00;
+    # New York's holiday Thu 04:00 to Fri 04:00 UTC, its weekend Sat 04:00 to Mon 04:00.
+    # review: a 2 h; a again 96 - 48 (weekend); b 72 - 5 (Thu 04:00-09:00, New York);
+    # c 72 - 48: sorted 2, 24, 48, 67. In Zagreb b would have lost 11 h, not 5.
+    review = steps["review"]
+    assert review.median_business_hours == pytest.approx((24 + 48) / 2)
+    assert review.p90_business_hours == pytest.approx(48 + 0.7 * (67 - 48))
+    # waiting: a, Mon 11:00 to Fri 09:00 = 94 h, less Zagreb's holiday.
+    assert steps["waiting"].median_business_hours == pytest.approx(94 - 24)
+    # escalated: b, Thu 09:00 to Mon 13:00 = 100 h, less 19 h of holiday and 48 h of weekend.
+    assert steps["escalated"].p90_business_hours == pytest.approx(100 - 19 - 48)
+
+
+def test_a_record_without_a_zone_of_its_own_counts_in_the_workflows_zone(clock):
+    Appeal.objects.create(tz="")  # Zagreb: Thursday is Wed 22:00 to Thu 22:00 UTC
+    Appeal.objects.create(tz=NEW_YORK)  # New York: Thu 04:00 to Fri 04:00 UTC
+    until = at(4, 12)  # both still in review, Mon 09:00 to Thu 12:00: 75 h
+    review = by_step(time_in_step(Appeal, since=T, until=until))["review"]
+    assert (review.stays, review.open) == (2, 2)
+    assert review.median_hours == review.p90_hours == pytest.approx(75)
+    # Zagreb 75 - 14 (Wed 22:00 to Thu 12:00), New York 75 - 8 (Thu 04:00 to 12:00).
+    assert review.median_business_hours == pytest.approx((61 + 67) / 2)
+
+
+def test_breach_rate_is_the_share_of_stays_in_which_each_timeout_fired(week):
+    review = by_step(time_in_step(Appeal, since=T, until=END))["review"]
+    rates = {t.name: (t.kind, t.fired, t.breach_rate) for t in review.timeouts}
+    # Only b stayed a day (the reminder fires in place) and three (the escalation moves it).
+    assert rates == {"reminder": ("action", 1, 0.25), "escalation": ("transition", 1, 0.25)}
+
+
+def test_open_stays_count_up_to_the_reports_end(week):
+    decided = by_step(time_in_step(Appeal, since=T, until=END))["decided"]
+    # a since Tue 09:00 (24 h), b since Mon 13:00 (44 h), c since Mon 12:00 (45 h).
+    assert (decided.stays, decided.open) == (3, 3)
+    assert decided.median_hours == pytest.approx(44)
+    assert decided.p90_hours == pytest.approx(44 + 0.8 * 1)  # rank 1 + 2 × 0.9 = 2.8
+    assert decided.median_business_hours == pytest.approx(44)  # Monday and Tuesday work
+
+
+def test_until_defaults_to_now(week, clock):
+    clock.move_to(END + timedelta(hours=6), tick=False)
+    decided = by_step(time_in_step(Appeal, since=T))["decided"]
+    assert decided.median_hours == pytest.approx(50)
+
+
+def test_the_window_holds_the_stays_that_began_in_it_as_they_stood_at_its_end(week):
+    since, until = at(5, 0), at(8, 12, 30)
+    steps = by_step(time_in_step(Appeal, since=since, until=until))
+    # a's second review (Fri 09:00, open at the end: 75.5 h) and c's (Fri 12:00 to Mon
+    # 12:00); b's escalated stay began Thursday, before the window; b's decision after it.
+    review = steps["review"]
+    assert (review.stays, review.open) == (2, 1)
+    assert review.median_hours == pytest.approx((72 + 75.5) / 2)
+    assert (steps["escalated"].stays, steps["escalated"].median_hours) == (0, None)
+    assert (steps["decided"].stays, steps["decided"].median_hours) == (1, pytest.approx(0.5))
+    assert {t.name: t.fired for t in review.timeouts} == {"reminder": 0, "escalation": 0}
+
+
+def test_a_timeout_that_fired_after_the_end_did_not_breach(week):
+    review = by_step(time_in_step(Appeal, since=T, until=at(4, 8)))["review"]
+    # a's first review and b's, open at Thu 08:00: the reminder fired Tuesday, the
+    # escalation only at 09:00.
+    assert (review.stays, review.open) == (2, 1)
+    assert {t.name: t.breach_rate for t in review.timeouts} == {
+        "reminder": 0.5,
+        "escalation": 0.0,
+    }
+
+
+def test_the_bounds_are_inclusive_at_the_start_and_exclusive_at_the_end(week):
+    starting = by_step(time_in_step(Appeal, since=at(5, 12), until=at(8, 12)))
+    assert starting["review"].stays == 1  # c, entered at the start; its decision at the end
+    assert starting["decided"].stays == 0
+
+
+def test_a_step_nobody_entered_has_no_figures(week):
+    steps = by_step(time_in_step(Appeal, since=at(9, 10), until=END))
+    assert [f.step for f in time_in_step(Appeal, since=T, until=END).steps] == [
+        "review",
+        "waiting",
+        "escalated",
+        "decided",
+    ]
+    review = steps["review"]
+    assert (review.stays, review.median_hours, review.p90_business_hours) == (0, None, None)
+    assert [t.breach_rate for t in review.timeouts] == [None, None]
+
+
+def test_failures_and_halts_logged_in_a_step_do_not_end_the_stay(clock):
+    appeal = Appeal.objects.create()
+    for hours, trigger in ((1, Trigger.FAILED), (2, Trigger.HALTED)):
+        clock.move_to(T + timedelta(hours=hours), tick=False)
+        TransitionLog.objects.create(
+            record=appeal, from_state="review", to_state="review", triggered_by=trigger
+        )
+    clock.move_to(T + timedelta(hours=3), tick=False)
+    appeal.decide()
+    review = by_step(time_in_step(Appeal, since=T, until=T + timedelta(hours=4)))["review"]
+    assert (review.stays, review.median_hours) == (1, pytest.approx(3))
+
+
+def test_a_transition_back_into_the_same_step_begins_a_new_stay(clock):
+    proposal = Proposal.objects.create()
+    clock.move_to(T + timedelta(hours=2), tick=False)
+    proposal.bounce()
+    clock.move_to(T + timedelta(hours=3), tick=False)
+    proposal.approve()
+    review = by_step(time_in_step(Proposal, since=T, until=T + timedelta(hours=4)))["review"]
+    assert (review.stays, review.median_hours, review.p90_hours) == (
+        2,
+        pytest.approx(1.5),
+        pytest.approx(1 + 0.9 * 1),
+    )
+
+
+def test_non_working_spans_merge_a_weekend_and_follow_the_local_midnight():
+    from zoneinfo import ZoneInfo
+
+    from django_workflow.durations import holiday_calendar
+
+    spans = non_working_spans(
+        ZoneInfo(NEW_YORK), holiday_calendar(["2026-06-04"]), at(1, 0).date(), at(8, 0).date()
+    )
+    stamp = lambda instant: int(instant.timestamp())  # noqa: E731
+    assert spans == [
+        (stamp(at(4, 4)), stamp(at(5, 4))),
+        (stamp(at(6, 4)), stamp(at(8, 4))),
+    ]
+
+
+def test_a_calendar_read_per_record_leaves_business_hours_out_and_says_why(week, monkeypatch):
+    monkeypatch.setattr(Appeal.workflow, "holidays", "national_holidays")
+    report = time_in_step(Appeal, since=T, until=END)
+    review = by_step(report)["review"]
+    assert review.median_hours == pytest.approx(72)
+    assert (review.median_business_hours, review.p90_business_hours) == (None, None)
+    assert "national_holidays" in report.business_hours_note
+    assert time_in_step(Ticket, since=T, until=END).business_hours_note is None
+
+
+@pytest.mark.parametrize(
+    "model, since, until, message",
+    [
+        (Claim, T, END, "keeps no transition log"),
+        (User, T, END, "declares no workflow"),
+        (Appeal, END, T, "must come before"),
+        (Appeal, T, T, "must come before"),
+        (Appeal, T.replace(tzinfo=None), END, "aware datetimes"),
+    ],
+)
+def test_a_report_that_cannot_be_made_says_why(model, since, until, message):
+    with pytest.raises(ReportError, match=message):
+        time_in_step(model, since=since, until=until)
+
+
+def test_a_record_naming_an_unknown_zone_is_reported(clock):
+    Appeal.objects.create(tz="Mars/Olympus")
+    with pytest.raises(ReportError, match="'Mars/Olympus' is not a time zone"):
+        time_in_step(Appeal, since=T, until=END)
