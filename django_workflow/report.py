@@ -300,23 +300,7 @@ def _statement(
     end = until.timestamp()
     params = [*params, end, int(end) // DAY, *zone_params]
     timeout = f"'{Trigger.TIMEOUT.value}'"
-    business = (
-        "NULL"
-        if days is None
-        else "(t.left_at - t.entered) - ("
-        + _off("t.left_at", "b")
-        + " - "
-        + _off("t.entered", "a")
-        + ")"
-    )
-    day_joins = (
-        ""
-        if days is None
-        else (
-            "JOIN days a ON a.zone = t.zone AND a.day = t.entered_day "
-            "JOIN days b ON b.zone = t.zone AND b.day = t.left_day"
-        )
-    )
+    business, day_joins = _business_seconds(days)
     sql = f"""
 WITH numbered AS ({numbered}),
 stays AS (
@@ -361,6 +345,19 @@ FROM (
 GROUP BY from_state, transition_name
 """
     return sql, params
+
+
+def _business_seconds(days: list[tuple] | None) -> tuple[str, str]:
+    """The SQL of a stay's business seconds and the joins it needs: its calendar seconds
+    less the non-working seconds between its ends (``NULL`` without a calendar)."""
+    if days is None:
+        return "CAST(NULL AS DOUBLE PRECISION)", ""
+    off = f"{_off('t.left_at', 'b')} - {_off('t.entered', 'a')}"
+    joins = (
+        "JOIN days a ON a.zone = t.zone AND a.day = t.entered_day "
+        "JOIN days b ON b.zone = t.zone AND b.day = t.left_day"
+    )
+    return f"(t.left_at - t.entered) - ({off})", joins
 
 
 def _zone_of_stay(model: Any, connection: Any, zones: list[str]) -> tuple[str, list[str], str]:
