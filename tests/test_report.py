@@ -80,7 +80,7 @@ def test_the_week_in_calendar_hours(week):
     # a 2 h and 96 h, b 72 h, c 72 h: sorted 2, 72, 72, 96.
     assert (review.stays, review.open) == (4, 0)
     assert review.median_hours == pytest.approx(72)
-    assert review.p90_hours == pytest.approx(72 + 0.7 * 24)  # rank 1 + 3 × 0.9 = 3.7
+    assert review.p90_hours == pytest.approx(72 + 0.7 * 24)  # rank 1 + 3 * 0.9 = 3.7
     assert (steps["waiting"].stays, steps["waiting"].median_hours) == (1, pytest.approx(94))
     assert steps["escalated"].median_hours == pytest.approx(100)  # Thu 09:00 to Mon 13:00
 
@@ -123,7 +123,7 @@ def test_open_stays_count_up_to_the_reports_end(week):
     # a since Tue 09:00 (24 h), b since Mon 13:00 (44 h), c since Mon 12:00 (45 h).
     assert (decided.stays, decided.open) == (3, 3)
     assert decided.median_hours == pytest.approx(44)
-    assert decided.p90_hours == pytest.approx(44 + 0.8 * 1)  # rank 1 + 2 × 0.9 = 2.8
+    assert decided.p90_hours == pytest.approx(44 + 0.8 * 1)  # rank 1 + 2 * 0.9 = 2.8
     assert decided.median_business_hours == pytest.approx(44)  # Monday and Tuesday work
 
 
@@ -247,3 +247,82 @@ def test_a_record_naming_an_unknown_zone_is_reported(clock):
     Appeal.objects.create(tz="Mars/Olympus")
     with pytest.raises(ReportError, match="'Mars/Olympus' is not a time zone"):
         time_in_step(Appeal, since=T, until=END)
+
+
+# The command ---------------------------------------------------------------------------
+
+
+def report_output(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("workflow_report", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_the_command_prints_a_table_per_step(week):
+    out, err = report_output(
+        "testapp.Appeal", "--since", "2026-06-01T09:00Z", "--until", "2026-06-10T09:00Z"
+    )
+    title, header, *rows = out.splitlines()
+    assert title.startswith("testapp.Appeal: stays that began from 2026-06-01T09:00:00+00:00")
+    assert header.split() == [
+        "step", "stays", "open", "median", "h", "p90", "h", "median", "bh", "p90", "bh",
+        "reminder", "breach", "escalation", "breach",
+    ]  # fmt: skip
+    cells = {row.split()[0]: row.split()[1:] for row in rows}
+    assert cells["review"] == ["4", "0", "72.0", "88.8", "36.0", "61.3", "25%", "(1)", "25%", "(1)"]
+    assert cells["decided"] == ["3", "3", "44.0", "44.8", "44.0", "44.8", "-", "-"]
+    assert err == ""
+
+
+def test_the_command_writes_csv(week):
+    out, _ = report_output(
+        "Appeal", "--since", "2026-06-01T09:00Z", "--until", "2026-06-10T09:00Z", "--format", "csv"
+    )
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [row["step"] for row in rows] == ["review", "waiting", "escalated", "decided"]
+    review = rows[0]
+    assert (review["stays"], review["median_hours"], review["p90_business_hours"]) == (
+        "4",
+        "72.0",
+        "61.3",
+    )
+    assert (review["breach_rate:reminder"], review["breach_rate:escalation"]) == ("0.25", "0.25")
+    assert rows[1]["breach_rate:reminder"] == ""  # waiting has no such timeout
+
+
+def test_a_date_is_midnight_in_the_workflows_zone(week):
+    # Midnight in Zagreb on June 5th is 22:00 UTC on the 4th: b's escalated stay (Thu
+    # 09:00 UTC) began before it, a's second review (Fri 09:00) after it.
+    out, _ = report_output(
+        "testapp.Appeal", "--since", "2026-06-05", "--until", "2026-06-11", "--format", "csv"
+    )
+    stays = {row["step"]: row["stays"] for row in csv.DictReader(io.StringIO(out))}
+    assert stays == {"review": "2", "waiting": "0", "escalated": "0", "decided": "3"}
+
+
+def test_the_command_says_when_business_hours_are_left_out(week, monkeypatch):
+    monkeypatch.setattr(Appeal.workflow, "holidays", "national_holidays")
+    out, err = report_output("testapp.Appeal", "--since", "2026-06-01", "--format", "csv")
+    assert "national_holidays" in err
+    assert next(csv.DictReader(io.StringIO(out)))["median_business_hours"] == ""
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["testapp.Nothing", "--since", "2026-06-01"],
+            "is not a model.*Workflow models: .*testapp.Appeal",
+        ),
+        (["Nothing", "--since", "2026-06-01"], "No workflow model is called 'Nothing'"),
+        (["auth.User", "--since", "2026-06-01"], "auth.User declares no workflow"),
+        (["testapp.Appeal", "--since", "2026-13-01"], "--since: '2026-13-01' is not a date"),
+        (["testapp.Appeal", "--since", "June"], "--since: 'June' is not a date"),
+        (["testapp.Appeal", "--since", "2026-06-01", "--until", "soon"], "--until: 'soon'"),
+        (["testapp.Appeal", "--since", "2026-06-02", "--until", "2026-06-01"], "must come before"),
+        (["testapp.Claim", "--since", "2026-06-01"], "keeps no transition log"),
+    ],
+)
+def test_the_command_refuses_what_it_cannot_report(args, message):
+    with pytest.raises(CommandError, match=message):
+        report_output(*args)
