@@ -682,7 +682,11 @@ class Case(WorkflowModel):
     class Workflow:
         calculations = {"weight": F("priority") * 10 + F("amount")}
         from_any_step = [Transition("withdraw", to="withdrawn", when=Q(amount__lt=50))]
-        policies = {"withdraw": relates_to_actor_via("owner"), "sign_off": in_the_region}
+        policies = {
+            "withdraw": relates_to_actor_via("owner"),
+            "sign_off": in_the_region,
+            "recheck": is_staff,
+        }
 
         triage = Step(
             Transition("accept", to="working", when=Q(priority__gte=2)),
