@@ -22,5 +22,10 @@ def last_fired_column(step: str, every: Any) -> str:
     return every.last_fired_field or f"{step}_{every.name}_last_fired_at"
 
 
+def fired_count_column(step: str, every: Any) -> str:
+    """How many times an every with ``times`` fired in the current round."""
+    return f"{step}_{every.name}_fired_count"
+
+
 #: When the soonest pending deadline of the current step falls due (``NULL``: none).
 NEXT_DUE_AT = "next_due_at"

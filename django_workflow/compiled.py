@@ -174,7 +174,8 @@ class CompiledWorkflow:
         """The columns only the engine writes: ``save()`` leaves them alone."""
         owned = {self.state_attribute, STATE_ENTERED_AT, NEXT_DUE_AT}
         for work in self.works:
-            owned.update(c for c in (work.fired_field, work.last_fired_field) if c)
+            columns = (work.fired_field, work.last_fired_field, work.count_field)
+            owned.update(c for c in columns if c)
         return frozenset(owned)
 
     def queryset(self, using: str | None = None) -> Any:

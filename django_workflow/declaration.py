@@ -114,7 +114,12 @@ class Timeout:
 
 @dataclass(frozen=True)
 class Every:
-    """Run ``action`` every ``interval`` while a record stays in the step, until ``until``."""
+    """Run ``action`` while a record stays in the step: every ``interval``, or at the
+    local wall-clock times of ``cron`` (in the record's zone), until ``until``.
+
+    ``business_days_only`` (with ``cron``) skips days that are not working days;
+    ``times`` stops after that many firings per stay in the step.
+    """
 
     name: str
     _: KW_ONLY
@@ -123,6 +128,9 @@ class Every:
     until: Duration | None = None
     last_fired_field: str | None = None
     check_interval: str | None = None
+    cron: str | None = None
+    business_days_only: bool = False
+    times: int | None = None
 
 
 @dataclass(frozen=True, init=False)

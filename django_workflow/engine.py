@@ -42,7 +42,7 @@ from .evaluation import holds, lookup_roots, referenced
 from .events import Event, Trigger, WorkKind
 from .models import TransitionLog
 from .policies import allowed
-from .scheduling import due_at
+from .scheduling import count_after_firing, due_at
 from .signals import entered_step, step_changed, work_failed, work_halted
 from .work import Work
 
@@ -573,17 +573,17 @@ def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) 
     """
     rearmed = set(rearming.moved_anchors(record))
     fired = [c for c in work.fired_together or (work.last_fired_field,) if c not in rearmed]
-    for column in fired:
-        setattr(record, column, now)
+    written = {**dict.fromkeys(fired, now), **count_after_firing(work, record)}
+    for column, value in written.items():
+        setattr(record, column, value)
     model = type(record)
     if _values(record, before) == before and not _saves_visibly(model):
-        written = dict.fromkeys(fired, now)
         if model.workflow.has_deadlines:
             written[NEXT_DUE_AT] = deadlines.next_due(record, now)
         model._base_manager.using(database(record)).filter(pk=record.pk).update(**written)
         apply(record, written)
         return
-    setattr(record, GRANTED, fired)
+    setattr(record, GRANTED, list(written))
     record.save()
 
 

@@ -16,8 +16,16 @@ from django.db.models import Q
 from django.db.models.base import ModelBase
 from django.utils import timezone
 
-from .columns import NEXT_DUE_AT, ON_ENTER, STATE_ENTERED_AT, fired_column, last_fired_column
+from .columns import (
+    NEXT_DUE_AT,
+    ON_ENTER,
+    STATE_ENTERED_AT,
+    fired_column,
+    fired_count_column,
+    last_fired_column,
+)
 from .compiled import CompiledWorkflow, compile_workflow
+from .work import counts_firings
 
 STATE_MAX_LENGTH = 100
 
@@ -126,6 +134,11 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
             attrs[column] = models.DateTimeField(
                 null=True, blank=True, editable=False, help_text=label
             )
+    for column, label in count_columns(workflow):
+        if column.isidentifier() and not defines(column, attrs, bases):
+            attrs[column] = models.PositiveIntegerField(
+                null=True, blank=True, editable=False, help_text=label
+            )
 
 
 def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
@@ -144,6 +157,19 @@ def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
                 column = last_fired_column(step_name, every)
                 columns.append((column, f"When {step_name}.{every.name} last fired."))
     return columns
+
+
+def count_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
+    """The firing count of each every with ``times``, beside its last-fired column."""
+    return [
+        (
+            fired_count_column(step_name, every),
+            f"How often {step_name}.{every.name} fired this round.",
+        )
+        for step_name, step in workflow.steps.items()
+        for every in step.everies
+        if isinstance(every.name, str) and counts_firings(every)
+    ]
 
 
 def deadline_indexes(model: Any, workflow: CompiledWorkflow) -> list[models.Index]:

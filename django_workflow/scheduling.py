@@ -14,6 +14,7 @@ from .columns import STATE_ENTERED_AT
 from .durations import add_duration, holiday_calendar
 from .evaluation import evaluate
 from .events import WorkKind
+from .wallclock import next_firing
 from .work import Work
 
 
@@ -45,15 +46,49 @@ def due_at(work: Work, record: Any, now: datetime | None = None) -> datetime | N
 
 
 def _every_due(work: Work, record: Any, now: datetime) -> datetime | None:
+    """The next firing after the later of the last one and the entry (a worker that was
+    down fires once, not once per instant it missed); ``None`` once ``times`` firings
+    happened this round, or past ``until``."""
+    if work.times is not None and firings_this_round(work, record) >= work.times:
+        return None
     entered = getattr(record, STATE_ENTERED_AT)
     last = getattr(record, work.last_fired_field)
-    since = entered if last is None else max(last, entered)
-    due = _later_by(record, since, work.deadline.fire_after)
-    if work.until is not None:
-        until = _later_by(record, entered, work.until)
-        if due >= until or now >= until:
-            return None
-    return due
+    due = _next_every_instant(work, record, entered if last is None else max(last, entered))
+    if due is None or work.until is None:
+        return due
+    until = _later_by(record, entered, work.until)
+    return None if due >= until or now >= until else due
+
+
+def _next_every_instant(work: Work, record: Any, since: datetime) -> datetime | None:
+    """``interval`` after ``since``, or the first instant of ``cron`` strictly after it."""
+    if work.cron is not None:
+        working_day = calendar_of(record).is_working_day if work.business_days_only else None
+        return next_firing(work.cron, since, zone_of(record), working_day)
+    if work.deadline.fire_after is None:  # neither interval nor cron: the checks report it
+        return None
+    return _later_by(record, since, work.deadline.fire_after)
+
+
+def firings_this_round(work: Work, record: Any) -> int:
+    """How often an every with ``times`` fired since the record entered its step.
+
+    A firing always falls strictly after the entry, so a last firing at or before
+    it belongs to an earlier round. A count not written yet (``times`` added to a
+    declaration after records fired) counts from nothing.
+    """
+    last = getattr(record, work.last_fired_field)
+    if last is None or last <= getattr(record, STATE_ENTERED_AT):
+        return 0
+    return getattr(record, work.count_field) or 0
+
+
+def count_after_firing(work: Work, record: Any) -> dict[str, int]:
+    """The count column to write with a firing of ``work`` (none without ``times``);
+    read before the firing's instant is put on the record."""
+    if work.count_field is None:
+        return {}
+    return {work.count_field: firings_this_round(work, record) + 1}
 
 
 def _later_by(record: Any, instant: datetime, duration: Any) -> datetime:

@@ -4,8 +4,8 @@ A ``Work`` is all a scheduler is given. ``match(now)`` selects the records
 eligible at ``now`` with bind parameters computed in Python (so time travel
 in tests moves it too); ``deadline`` is the rule ``due_at`` turns into an
 instant per record. The two agree: for calendar durations ``match`` is exact;
-for business days it is a pre-filter on a calendar lower bound that the
-index still serves, and ``due_at`` decides the instant.
+for business days and wall-clock (``cron``) schedules it is a pre-filter on
+a lower bound that the index still serves, and ``due_at`` decides the instant.
 """
 
 from __future__ import annotations
@@ -14,10 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from .columns import ON_ENTER, STATE_ENTERED_AT, fired_column, last_fired_column
+from .columns import (
+    ON_ENTER,
+    STATE_ENTERED_AT,
+    fired_column,
+    fired_count_column,
+    last_fired_column,
+)
 from .declaration import Every, Retry, Step, Timeout
 from .durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta, shortest
 from .events import WorkKind
@@ -27,7 +33,8 @@ Duration = timedelta | BusinessDays
 
 @dataclass(frozen=True)
 class Deadline:
-    """``field`` plus ``fire_after``; with ``fire_after=None`` the field holds the instant."""
+    """``field`` plus ``fire_after``; with ``fire_after=None`` the field holds the instant
+    (a timeout's ``fire_at``) or, for an every, its ``cron`` says when."""
 
     field: str
     fire_after: Duration | None = None
@@ -59,12 +66,19 @@ class Work:
     self_scheduled: bool = False
     #: An automatic step's ``time_limit``.
     time_limit: timedelta | None = None
+    #: An every's wall-clock schedule (a cron expression in the record's zone).
+    cron: str | None = None
+    business_days_only: bool = False
+    #: An every's firings per round, counted in ``count_field``.
+    times: int | None = None
+    count_field: str | None = None
 
     @property
     def exact(self) -> bool:
-        """Whether ``match`` alone decides eligibility (no business-day arithmetic)."""
+        """Whether ``match`` alone decides eligibility (no business-day arithmetic, no
+        wall-clock schedule: both depend on the record's zone)."""
         durations = (self.deadline.fire_after if self.deadline else None, self.until)
-        return not any(isinstance(d, BusinessDays) for d in durations)
+        return self.cron is None and not any(isinstance(d, BusinessDays) for d in durations)
 
     @property
     def anchor(self) -> str:
@@ -89,14 +103,24 @@ class Work:
         return condition
 
     def _every_match(self, in_step: Q, now: datetime) -> Q:
-        # Due once `interval` has passed since the later of the last firing and the entry.
+        # Due once `interval` has passed since the later of the last firing and the entry
+        # (a cron every: some time has, as its next instant is strictly after that one).
         # Each OR branch repeats the step so SQLite can use an index per branch.
-        cutoff = now - shortest(self.deadline.fire_after)
-        entered = Q(**{f"{STATE_ENTERED_AT}__lte": cutoff})
+        if self.cron is None:
+            cutoff, lookup = now - shortest(self.deadline.fire_after), "lte"
+        else:
+            cutoff, lookup = now, "lt"
+        entered = Q(**{f"{STATE_ENTERED_AT}__{lookup}": cutoff})
         if isinstance(self.until, timedelta):
             entered &= Q(**{f"{STATE_ENTERED_AT}__gt": now - self.until})
         never = Q(**{f"{self.last_fired_field}__isnull": True})
-        long_ago = Q(**{f"{self.last_fired_field}__lte": cutoff})
+        long_ago = Q(**{f"{self.last_fired_field}__{lookup}": cutoff})
+        if self.count_field is not None:  # `times` firings not yet spent this round
+            long_ago &= (
+                Q(**{f"{self.count_field}__isnull": True})
+                | Q(**{f"{self.count_field}__lt": self.times})
+                | Q(**{f"{self.last_fired_field}__lte": F(STATE_ENTERED_AT)})
+            )
         return (in_step & never & entered) | (in_step & long_ago & entered)
 
 
@@ -164,18 +188,7 @@ def _time_limit(step: Step) -> timedelta | None:
 def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | Every) -> Work:
     check_interval = entity.check_interval or workflow.check_interval
     if isinstance(entity, Every):
-        return Work(
-            name=f"every:{step_name}.{entity.name}",
-            kind=WorkKind.EVERY,
-            entity=entity.name,
-            deadline=Deadline(STATE_ENTERED_AT, parse_duration(entity.interval)),
-            retry=Retry(),
-            check_interval=check_interval,
-            action=entity.action,
-            until=parse_duration(entity.until) if entity.until is not None else None,
-            last_fired_field=last_fired_column(step_name, entity),
-            **_common(workflow, step_name),
-        )
+        return _every_work(workflow, step_name, entity, check_interval)
     if entity.fire_at is not None:
         deadline = Deadline(entity.fire_at)
     else:
@@ -200,3 +213,38 @@ def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | 
         self_scheduled=entity.self_scheduled,
         **_common(workflow, step_name),
     )
+
+
+def _every_work(workflow: Any, step_name: str, every: Every, check_interval: str) -> Work:
+    """An every on an ``interval`` or on a ``cron``; a malformed ``times`` is left out
+    (the checks report it)."""
+    times = every.times if counts_firings(every) else None
+    return Work(
+        name=f"every:{step_name}.{every.name}",
+        kind=WorkKind.EVERY,
+        entity=every.name,
+        deadline=Deadline(STATE_ENTERED_AT, _interval(every)),
+        retry=Retry(),
+        check_interval=check_interval,
+        action=every.action,
+        until=parse_duration(every.until) if every.until is not None else None,
+        last_fired_field=last_fired_column(step_name, every),
+        cron=every.cron,
+        business_days_only=every.business_days_only is True,
+        times=times,
+        count_field=fired_count_column(step_name, every) if times is not None else None,
+        **_common(workflow, step_name),
+    )
+
+
+def _interval(every: Every) -> Duration | None:
+    if every.cron is not None or every.interval is None:  # both or neither: the checks say
+        return None
+    return parse_duration(every.interval)
+
+
+def counts_firings(every: Any) -> bool:
+    """Whether an every declares a usable ``times`` (a positive int), so its firings
+    are counted in a column of their own."""
+    times = getattr(every, "times", None)
+    return isinstance(times, int) and not isinstance(times, bool) and times > 0

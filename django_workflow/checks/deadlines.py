@@ -13,8 +13,9 @@ from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..declaration import Every, Timeout
 from ..durations import BusinessDays, InvalidDuration, parse_duration
-from ..generation import deadline_columns
+from ..generation import count_columns, deadline_columns
 from ..schedulers import SCHEDULERS
+from ..work import counts_firings
 from .common import Messages, check_method, error, field, warning, where
 
 
@@ -82,10 +83,37 @@ def _check_every(model: Any, workflow: CompiledWorkflow, step: str, every: Every
         )
     else:
         yield from check_method(model, place, every.action)
-    interval = yield from _check_deadline_duration(
-        model, workflow, place, "interval", every.interval, every
-    )
-    until = None
+    yield from _check_every_schedule(model, workflow, place, every)
+    yield from _check_every_limits(model, place, every)
+    if every.last_fired_field in (STATE_ENTERED_AT, workflow.state_attribute):
+        yield error(
+            model,
+            f"{place}: last_fired_field {every.last_fired_field!r} is written by the workflow.",
+            "Name a column of its own, or leave last_fired_field out.",
+            "E045",
+        )
+    yield from _check_cron(model, place, every.check_interval)
+
+
+def _check_every_schedule(
+    model: Any, workflow: CompiledWorkflow, place: str, every: Every
+) -> Messages:
+    """E049: an interval or a cron, not both; E050 a cron croniter cannot read; E047."""
+    if (every.interval is None) == (every.cron is None):
+        yield error(
+            model,
+            f"{place} needs exactly one of interval or cron.",
+            "interval='2d' fires every two days after the entry; cron='0 9 * * mon-fri' "
+            "fires at those local wall-clock times.",
+            "E049",
+        )
+    interval = until = None
+    if every.cron is not None:
+        yield from _check_every_cron(model, workflow, place, every)
+    elif every.interval is not None:
+        interval = yield from _check_deadline_duration(
+            model, workflow, place, "interval", every.interval, every
+        )
     if every.until is not None:
         until = yield from _parsed(model, place, "until", every.until)
     if interval is not None and until is not None and _days(until) <= _days(interval):
@@ -95,14 +123,48 @@ def _check_every(model: Any, workflow: CompiledWorkflow, step: str, every: Every
             "until must be strictly longer than interval, or the every can never fire.",
             "E047",
         )
-    if every.last_fired_field in (STATE_ENTERED_AT, workflow.state_attribute):
+
+
+def _check_every_cron(model: Any, workflow: CompiledWorkflow, place: str, every: Every) -> Messages:
+    """E050 an unreadable cron; W001 a cron firing more often than its every is polled."""
+    if not isinstance(every.cron, str) or not croniter.is_valid(every.cron):
         yield error(
             model,
-            f"{place}: last_fired_field {every.last_fired_field!r} is written by the workflow.",
-            "Name a column of its own, or leave last_fired_field out.",
-            "E045",
+            f"{place}: cron {every.cron!r} is not a valid cron expression.",
+            "Write five fields, minute hour day-of-month month day-of-week, in the "
+            'record\'s local time: "0 9 * * mon-fri" is 09:00 on weekdays.',
+            "E050",
         )
-    yield from _check_cron(model, place, every.check_interval)
+    elif workflow.scheduler == "polling":
+        cron = every.check_interval or workflow.check_interval
+        gap = _cron_gap(every.cron, min)
+        yield from _warn_check_interval(model, place, f"cron {every.cron!r}", gap, cron)
+
+
+def _check_every_limits(model: Any, place: str, every: Every) -> Messages:
+    """E051 a ``times`` that is no positive int; E052 ``business_days_only`` misused."""
+    if every.times is not None and not counts_firings(every):
+        yield error(
+            model,
+            f"{place}: times {every.times!r} is not a positive whole number.",
+            "times=4 stops after four firings per stay in the step; leave it out for no limit.",
+            "E051",
+        )
+    if not isinstance(every.business_days_only, bool):
+        yield error(
+            model,
+            f"{place}: business_days_only {every.business_days_only!r} is not True or False.",
+            "Write business_days_only=True to skip the firings that fall on days off.",
+            "E052",
+        )
+    elif every.business_days_only and every.cron is None:
+        yield error(
+            model,
+            f"{place}: business_days_only=True needs a cron.",
+            "It skips a cron's firings on days off; with an interval, count business "
+            "days in the interval itself (interval='2bd').",
+            "E052",
+        )
 
 
 def _parsed(model: Any, place: str, option: str, value: Any) -> Any:
@@ -154,9 +216,14 @@ def _cron_period(cron: Any) -> timedelta | None:
     """The longest gap between two consecutive runs of a cron expression."""
     if not croniter.is_valid(str(cron)):
         return None
-    runs = croniter(str(cron), datetime(2026, 1, 1))
+    return _cron_gap(str(cron), max)
+
+
+def _cron_gap(cron: str, pick: Any) -> timedelta:
+    """The longest (``max``) or shortest (``min``) gap between a cron's first runs."""
+    runs = croniter(cron, datetime(2026, 1, 1))
     instants = [runs.get_next(datetime) for _ in range(8)]
-    return max(later - earlier for earlier, later in pairwise(instants))
+    return pick(later - earlier for earlier, later in pairwise(instants))
 
 
 def _days(duration: Any) -> float:
@@ -215,6 +282,19 @@ def _check_columns(model: Any, workflow: CompiledWorkflow) -> Messages:
                 f"{type(declared).__name__}(null={declared.null}); "
                 "it must be a nullable DateTimeField.",
                 "Remove the field so it is generated, or make it DateTimeField(null=True).",
+                "E044",
+            )
+    for column, label in count_columns(workflow):
+        declared = field(model, column)
+        if declared is not None and not (
+            isinstance(declared, models.IntegerField) and declared.null
+        ):
+            yield error(
+                model,
+                f"the column {column!r} that {label.split()[2]} counts its firings in is "
+                f"declared as {type(declared).__name__}(null={declared.null}); "
+                "it must be a nullable integer field.",
+                "Remove the field so it is generated, or make it PositiveIntegerField(null=True).",
                 "E044",
             )
 

@@ -718,3 +718,55 @@ class Case(WorkflowModel):
 
     def verify(self):
         pass
+
+
+class Standup(WorkflowModel):
+    """Wall-clock everies (``cron``) in the record's zone, and ``times``."""
+
+    tz = models.CharField(max_length=50, blank=True)
+    reminders = models.IntegerField(default=0)
+    pings = models.IntegerField(default=0)
+    nudges = models.IntegerField(default=0)
+    chimes = models.IntegerField(default=0)
+    digests = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+        time_zone = "Europe/Zagreb"
+        time_zone_field = "tz"
+        holidays = [date(2026, 12, 24), "2026-12-25"]
+
+        waiting = Step(
+            Transition("watch_nights", to="nightly"),
+            Transition("limit", to="limited"),
+            Every("reminder", cron="0 9 * * mon-fri", action="remind", business_days_only=True),
+        )
+        # 01:30 and 02:30: one of them is skipped or repeated by every clock change
+        # in Europe/Zagreb and America/New_York.
+        nightly = Step(
+            Transition("close", to="closed"),
+            Every("night", cron="30 1,2 * * *", action="ping"),
+        )
+        limited = Step(
+            Transition("again", to="limited"),
+            Transition("close", to="closed"),
+            Every("nudge", interval="1d", action="nudge", times=3),
+            Every("chime", cron="0 * * * *", action="chime", until="3h"),
+            Every("digest", cron="0 17 * * *", action="digest", times=2),
+        )
+        closed = Step()
+
+    def remind(self):
+        self.reminders += 1
+
+    def ping(self):
+        self.pings += 1
+
+    def nudge(self):
+        self.nudges += 1
+
+    def chime(self):
+        self.chimes += 1
+
+    def digest(self):
+        self.digests += 1
