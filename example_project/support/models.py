@@ -1,4 +1,5 @@
-"""Support ticket SLA: priority routing, per-queue SLAs in Croatian business days."""
+"""Support ticket SLA: priority routing, per-queue SLAs in Croatian business days,
+and a weekday-morning reminder to customers who owe an answer."""
 
 import holidays
 from django.db import models
@@ -22,6 +23,7 @@ class Ticket(WorkflowModel):
     )
     sla_warnings = models.IntegerField(default=0)
     stale_flags = models.IntegerField(default=0)
+    customer_reminders = models.IntegerField(default=0)
 
     class Workflow:
         log = True
@@ -62,6 +64,14 @@ class Ticket(WorkflowModel):
             Transition("customer_replied", to="technical"),
             Transition("resolve", to="resolved"),
             Every("stale_check", interval="30d", action="flag_stale"),
+            # 09:00 in Zagreb on working days, at most three times per wait.
+            Every(
+                "customer_reminder",
+                cron="0 9 * * mon-fri",
+                action="remind_customer",
+                business_days_only=True,
+                times=3,
+            ),
         )
         breached = Step(
             Transition("resolve", to="resolved"), Transition("escalate", to="management")
@@ -79,3 +89,6 @@ class Ticket(WorkflowModel):
 
     def flag_stale(self):
         self.stale_flags += 1
+
+    def remind_customer(self):
+        self.customer_reminders += 1

@@ -88,3 +88,20 @@ def test_tickets_waiting_on_the_customer_are_checked_every_30_days(clock):
     assert (fresh(ticket).state, fresh(ticket).stale_flags) == ("waiting_on_customer", 2)
     fresh(ticket).customer_replied()
     assert fresh(ticket).state == "technical"
+
+
+def test_customers_who_owe_an_answer_are_reminded_on_three_working_mornings(clock):
+    clock.at(local(2026, 12, 23, 10))  # a Wednesday, after the 09:00 reminder
+    ticket = Ticket.objects.create(subject="Export")
+    ticket.triage()
+    fresh(ticket).ask_customer()
+    reminded = []
+    for day in range(24, 32):  # 25 and 26 December are holidays, then a weekend
+        clock.at(local(2026, 12, day, 9))
+        if fresh(ticket).customer_reminders > len(reminded):
+            reminded.append(day)
+    assert reminded == [24, 28, 29]  # then it stops: three per wait
+    assert "customer_reminder" not in [d.name for d in fresh(ticket).pending_deadlines()]
+    fresh(ticket).customer_replied()
+    fresh(ticket).ask_customer()  # waiting again: three more
+    assert fresh(ticket).pending_deadlines()[0].due_at == local(2027, 1, 4, 9)
