@@ -26,7 +26,7 @@ from django.db.models.signals import post_save, pre_save
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from . import deadlines, probes, rearming, retrying
+from . import deadlines, probes, rearming, retrying, statements
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .compiled import CompiledWorkflow
 from .declaration import Route
@@ -580,7 +580,7 @@ def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) 
     if _values(record, before) == before and not _saves_visibly(model):
         if model.workflow.has_deadlines:
             written[NEXT_DUE_AT] = deadlines.next_due(record, now)
-        model._base_manager.using(database(record)).filter(pk=record.pk).update(**written)
+        statements.update_row(model, record.pk, written, database(record))
         apply(record, written)
         return
     setattr(record, GRANTED, list(written))
@@ -686,7 +686,7 @@ def log_event(record: Any, event: Event) -> None:
     """Write a log row, when the workflow logs."""
     if type(record).workflow.log is True:
         db = database(record)
-        _log_row(type(record), record.pk, event, db).save(using=db)
+        statements.insert_log(_log_row(type(record), record.pk, event, db), db)
 
 
 def _after_change(record: Any, event: Event, db: str) -> None:

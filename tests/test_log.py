@@ -1,13 +1,17 @@
 """The transition log: docs/log-and-signals.md (rows written by the engine)."""
 
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
+from django.db.models.signals import post_save
 
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Candidate, Decision, Import, Order, Routed
+from django_workflow.testing import run_due_work
+from tests.moments import T
+from tests.testapp.models import Candidate, Decision, Import, Order, Proposal, Routed
 
 pytestmark = pytest.mark.django_db
 
@@ -95,3 +99,21 @@ def test_comment_and_data_are_no_accepted_values():
     decision.hold(comment="")
     assert Decision.objects.get(pk=decision.pk).state == "held"
     assert decision.history().last().data is None
+
+
+def test_receivers_of_the_logs_save_signals_get_each_row_the_worker_writes(clock):
+    proposal = Proposal.objects.create()
+    saved = []
+
+    def receiver(sender, instance, created, **kwargs):
+        saved.append((instance.pk, created, instance.transition_name))
+
+    post_save.connect(receiver, sender=TransitionLog)
+    try:
+        clock.move_to(T + timedelta(days=2), tick=False)
+        run_due_work()
+    finally:
+        post_save.disconnect(receiver, sender=TransitionLog)
+    rows = log_of(proposal).filter(triggered_by="timeout")
+    assert sorted(saved) == sorted((row.pk, True, row.transition_name) for row in rows)
+    assert {name for _, _, name in saved} == {"nag", "reminder"}
