@@ -12,6 +12,7 @@ from .errors import (
     WorkflowError,
     WorkflowPermissionDenied,
 )
+from .inbox import inbox as inbox  # imports no model: safe while Django loads the apps
 
 __all__ = [
     "DirectStepChange",

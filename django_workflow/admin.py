@@ -24,6 +24,7 @@ from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 
 from . import graph, status
+from .admin_work import my_work_view
 from .declaration import humanise
 from .engine import permits
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
@@ -139,10 +140,14 @@ class WorkflowOverviewAdmin(admin.ModelAdmin):
         return False
 
     def get_urls(self) -> list[Any]:
-        """The overview page only: its rows are the log's, which this admin never shows."""
+        """The overview page and "My work": its rows are the log's, which this admin never shows."""
         info = self.model._meta.app_label, self.model._meta.model_name
         view = self.admin_site.admin_view(self.changelist_view)
-        return [path("", view, name="{}_{}_changelist".format(*info))]
+        mine = partial(my_work_view, admin_site=self.admin_site, describe=describe_deadline)
+        return [
+            path("", view, name="{}_{}_changelist".format(*info)),
+            path("mine/", self.admin_site.admin_view(mine), name="django_workflow_my_work"),
+        ]
 
     def changelist_view(self, request, extra_context=None):
         now = timezone.now()
