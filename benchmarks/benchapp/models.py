@@ -2,13 +2,15 @@
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
 from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
+from django_workflow.policies import all_of, any_of, has_perm, is_staff, relates_to_actor_via
 
 
 class Ours(WorkflowModel):
@@ -227,3 +229,38 @@ class Intake(WorkflowModel):
 
     def work(self):
         pass
+
+
+class Assignment(WorkflowModel):
+    """Work queues (benchmarks/actionable.py): a policy per step through the owner, the
+    reviewer, a permission, staff, and a ``when`` guard."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    priority = models.IntegerField(default=0)
+
+    class Workflow:
+        open = Step(
+            Transition("take", to="working", when=Q(priority__gte=2)),
+            policy=has_perm("benchapp.change_assignment"),
+        )
+        working = Step(
+            Transition("finish", to="review"),
+            Transition("drop", to="open"),
+            policy=relates_to_actor_via("owner"),
+        )
+        review = Step(
+            Transition("approve", to="done"),
+            Transition("reject", to="working"),
+            policy=any_of(relates_to_actor_via("reviewer"), is_staff),
+        )
+        done = Step(
+            Transition("reopen", to="working"),
+            Transition("archive", to="archived"),
+            policy=all_of(relates_to_actor_via("owner"), has_perm("benchapp.change_assignment")),
+        )
+        archived = Step()
