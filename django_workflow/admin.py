@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IS_POPUP_VAR
 from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
@@ -24,6 +25,7 @@ from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 
 from . import graph, status
+from .admin_actions import BulkReport, asks_values, bulk_action, failed, reason_of
 from .admin_work import my_work_view
 from .declaration import humanise
 from .engine import permits
@@ -218,6 +220,44 @@ class WorkflowAdminMixin:
     def get_list_display(self, request: HttpRequest) -> Any:
         """What the project lists, then the next deadline."""
         return (*super().get_list_display(request), "workflow_next_deadline")
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        """Django's actions, then one per transition that asks for no value ("Close
+        selected"), for users who may change records: each selected record is moved as
+        its button would move it, and the message says what became of each."""
+        actions = super().get_actions(request)
+        disabled = self.actions is None or IS_POPUP_VAR in request.GET
+        if disabled or not self.has_change_permission(request):
+            return actions
+        workflow = self.model.workflow
+        for name in workflow.transition_names:
+            if asks_values(workflow, name):
+                continue
+            key = f"workflow_{name}"
+            label = workflow.transition_label(name)
+            actions[key] = (partial(bulk_action, name=name), key, f"{label} selected")
+        return actions
+
+    def workflow_bulk_transition(self, request: HttpRequest, queryset: Any, name: str) -> None:
+        """Move the selected records through ``name`` as the logged-in user; report outcomes."""
+        hidden = self._hidden_from(request, queryset, name)
+        outcomes = queryset.exclude(pk__in=hidden).transition(name, actor=request.user)
+        report = BulkReport(self.model.workflow, name)
+        for record in queryset.filter(pk__in=hidden):
+            report.refused(record, "not offered here")
+        for record in queryset.filter(pk__in=[pk for pk, o in outcomes.items() if failed(o)]):
+            report.refused(record, reason_of(outcomes[record.pk]))
+        for outcome in outcomes.values():
+            if not failed(outcome):
+                report.moved(outcome)
+        report.send(self, request)
+
+    def _hidden_from(self, request: HttpRequest, queryset: Any, name: str) -> list[Any]:
+        """The records whose ``get_workflow_transitions`` leaves ``name`` out, when a
+        project overrides it (the default offers what the policy allows: the call checks)."""
+        if type(self).get_workflow_transitions is WorkflowAdminMixin.get_workflow_transitions:
+            return []
+        return [r.pk for r in queryset if name not in self.get_workflow_transitions(request, r)]
 
     @admin.display(description="next deadline")
     def workflow_next_deadline(self, record: Any) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -29,7 +30,7 @@ from django.utils import timezone
 from . import deadlines, probes, rearming, retrying, statements
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .compiled import CompiledWorkflow
-from .declaration import Route
+from .declaration import Route, Transition
 from .errors import (
     DirectStepChange,
     NoRouteMatched,
@@ -55,18 +56,22 @@ ACTION_FAILURES = (Exception, TimeLimitExceeded)
 # Manual transitions ---------------------------------------------------------
 
 
-def run_transition(
-    record: Any,
-    name: str,
-    *,
-    actor: Any = None,
-    authorize: bool = True,
-    comment: str = "",
-    data: Any = None,
-    **accepted: Any,
-) -> Any:
-    """Move ``record`` through transition ``name`` of its current step; ``comment`` and
-    ``data`` are stored on its log row."""
+@dataclass(frozen=True)
+class Decision:
+    """What a manual call of a transition on a record comes to, before anything is written."""
+
+    transition: Transition
+    step: str
+    target: str
+    #: The values the decision read: the write happens only if the row still holds them.
+    guard: dict[str, Any]
+
+
+def decide(
+    record: Any, name: str, actor: Any, accepted: dict[str, Any], authorize: bool = True
+) -> Decision:
+    """Where ``record`` goes through transition ``name`` called by ``actor`` with
+    ``accepted``; raises the error the call raises when it may not."""
     model = type(record)
     workflow: CompiledWorkflow = model.workflow
     step = getattr(record, workflow.state_attribute)
@@ -83,19 +88,37 @@ def run_transition(
         raise TransitionNotAllowed(record, name, step)
     if authorize and not allowed(workflow.policy_for(step, name), actor, seen, name):
         raise WorkflowPermissionDenied(record, name, actor)
-    db = database(record)
-    target = choose_route(declared.routes or (Route(declared.to),), seen, db)
+    target = choose_route(declared.routes or (Route(declared.to),), seen, database(record))
     if target is None:
         raise NoRouteMatched(record, name, step)
     guard = {workflow.state_attribute: step}
     read = _fields_read([*declared.routes, Route(step, declared.when)], model)
-    for attname in read - set(accepted):
+    for attname in sorted(read - set(accepted)):
         guard[attname] = getattr(record, attname)
-    changes = {**entry_changes(workflow, target, timezone.now()), **accepted}
-    event = Event(step, target, name, Trigger.MANUAL, actor, comment=comment, data=data)
-    if declared.action is not None:
-        return _move_with_action(record, guard, changes, event, declared.action, accepted)
-    return move(record, guard, changes, event)
+    return Decision(declared, step, target, guard)
+
+
+def run_transition(
+    record: Any,
+    name: str,
+    *,
+    actor: Any = None,
+    authorize: bool = True,
+    comment: str = "",
+    data: Any = None,
+    **accepted: Any,
+) -> Any:
+    """Move ``record`` through transition ``name`` of its current step; ``comment`` and
+    ``data`` are stored on its log row."""
+    decision = decide(record, name, actor, accepted, authorize)
+    changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
+    event = Event(
+        decision.step, decision.target, name, Trigger.MANUAL, actor, comment=comment, data=data
+    )
+    if decision.transition.action is not None:
+        action = decision.transition.action
+        return _move_with_action(record, decision.guard, changes, event, action, accepted)
+    return move(record, decision.guard, changes, event)
 
 
 def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.db import models, transaction
 
-from . import actionable, deadlines, engine, history, rearming, scheduling, undo
+from . import actionable, bulk, deadlines, engine, history, rearming, scheduling, undo
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 
@@ -52,6 +52,22 @@ class WorkflowQuerySet(models.QuerySet):
         """The records on which ``actor`` has at least one available action: one query
         when every policy and ``when`` in play has a filter form (docs: work queues)."""
         return actionable.actionable(self, actor)
+
+    def transition(
+        self,
+        name: str,
+        actor: Any = None,
+        *,
+        authorize: bool = True,
+        comment: str = "",
+        data: Any = None,
+        **accepted: Any,
+    ) -> dict[Any, Any]:
+        """Move each record that allows ``name``: ``{pk: its new step, or the error}``
+        (docs: bulk moves)."""
+        return bulk.transition_many(
+            self, name, actor, authorize=authorize, comment=comment, data=data, **accepted
+        )
 
 
 WorkflowManager = models.Manager.from_queryset(WorkflowQuerySet)
