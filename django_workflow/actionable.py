@@ -19,13 +19,24 @@ policy call per candidate, the ``Q`` guards read in the same query.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from .evaluation import lookup_roots, lookups
-from .policies import EVERYTHING, NOTHING, Narrowing, allowed, both, either, narrowing
+from .policies import (
+    EVERYTHING,
+    NOTHING,
+    Narrowing,
+    allowed,
+    allows_everything,
+    allows_nothing,
+    both,
+    either,
+    narrowing,
+)
 
 #: Rows read per fetch while asking the candidates of the fallback one by one.
 CHUNK_SIZE = 2000
@@ -53,11 +64,11 @@ def actionable(queryset: Any, actor: Any) -> Any:
     model = queryset.model
     plan = plan_for(model, actor)
     rows = _aliased(queryset, model, plan.calculations)
-    if plan.loose == NOTHING or plan.exact == EVERYTHING:
+    if allows_nothing(plan.loose) or allows_everything(plan.exact):
         found = plan.exact
     else:
         found = either(plan.exact, Q(pk__in=_survivors(rows, plan, actor)))
-    return rows.none() if found == NOTHING else rows.filter(found)
+    return rows.none() if allows_nothing(found) else rows.filter(found)
 
 
 def plan_for(model: Any, actor: Any) -> Plan:
@@ -68,25 +79,37 @@ def plan_for(model: Any, actor: Any) -> Plan:
     exact: dict[str, list[Q]] = {}
     loose: dict[str, list[Q]] = {}
     for step in workflow.steps:
+        # per policy, the guards of its transitions: the policy's filter is said once
+        sure: dict[int, tuple[Q, list[Q]]] = {}
+        unsure: dict[int, tuple[Q, list[Q]]] = {}
         for transition in workflow.transitions_in(step):
             policy = workflow.policy_for(step, transition.name)
             if id(policy) not in narrowed:
                 narrowed[id(policy)] = narrowing(policy, actor)
             by_policy = narrowed[id(policy)]
             when, when_exact = _when(transition.when)
-            condition = both(by_policy.q, when)
-            if condition == NOTHING:
+            if allows_nothing(by_policy.q):
                 continue
             if isinstance(transition.when, Q):
                 plan.calculations |= lookup_roots(transition.when) & set(workflow.calculations)
             if by_policy.exact and when_exact:
-                exact.setdefault(step, []).append(condition)
+                sure.setdefault(id(policy), (by_policy.q, []))[1].append(when)
             else:
-                loose.setdefault(step, []).append(condition)
+                unsure.setdefault(id(policy), (by_policy.q, []))[1].append(when)
                 plan.asked.setdefault(step, []).append((transition, _guard(plan, transition)))
+        if sure:
+            exact[step] = [both(q, _any_guard(whens)) for q, whens in sure.values()]
+        if unsure:
+            loose[step] = [both(q, _any_guard(whens)) for q, whens in unsure.values()]
     plan.exact = _branches(model, exact, plan.calculations)
     plan.loose = _branches(model, loose, plan.calculations)
     return plan
+
+
+def _any_guard(whens: list[Q]) -> Q:
+    """The guards ORed, each ``Q`` object once (transitions may share one)."""
+    unique = list({id(when): when for when in whens}.values())
+    return either(*unique)
 
 
 def _when(when: Any) -> tuple[Q, bool]:
@@ -140,6 +163,7 @@ def _without_repeats(model: Any, condition: Q, calculations: set[str]) -> Q:
     return Q(pk__in=rows.filter(condition).values("pk"))
 
 
+@cache
 def _spawns_duplicates(model: Any, path: str) -> bool:
     options = model._meta
     for part in path.split("__"):
@@ -169,7 +193,7 @@ def _survivors(rows: Any, plan: Plan, actor: Any) -> list[Any]:
     once, its ``Q`` guards computed by the same query, and its policies called.
     """
     candidates = rows.filter(plan.loose)
-    if plan.exact != NOTHING:
+    if not allows_nothing(plan.exact):
         candidates = candidates.exclude(pk__in=rows.filter(plan.exact).values("pk"))
     if plan.guards:
         candidates = candidates.annotate(

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from django.db.models import Q
+from django.utils.module_loading import import_string
 
 Policy = Callable[[Any, Any, str], bool]
 
@@ -59,27 +61,47 @@ def narrowing(policy: Any, actor: Any) -> Narrowing:
         return Narrowing(EVERYTHING, False)
 
 
+def allows_everything(condition: Q) -> bool:
+    """Whether ``condition`` is ``EVERYTHING`` (an empty ``Q``), without comparing trees."""
+    return not condition.children and not condition.negated
+
+
+def allows_nothing(condition: Q) -> bool:
+    """Whether ``condition`` is ``NOTHING``, without comparing trees."""
+    if condition is NOTHING:
+        return True
+    children = condition.children
+    return len(children) == 1 and not condition.negated and children[0] == ("pk__in", [])
+
+
 def either(*conditions: Q) -> Q:
     """``a | b | …``, where ``EVERYTHING`` wins and ``NOTHING`` drops out."""
-    kept = [c for c in conditions if c != NOTHING]
-    if any(c == EVERYTHING for c in kept):
+    kept = [c for c in conditions if not allows_nothing(c)]
+    if any(allows_everything(c) for c in kept):
         return EVERYTHING
-    if not kept:
-        return NOTHING
-    combined = kept[0]
-    for condition in kept[1:]:
-        combined = combined | condition
-    return combined
+    return _joined(kept, Q.OR) if kept else NOTHING
 
 
 def both(*conditions: Q) -> Q:
     """``a & b & …``, where ``NOTHING`` wins and ``EVERYTHING`` drops out."""
-    if any(c == NOTHING for c in conditions):
+    if any(allows_nothing(c) for c in conditions):
         return NOTHING
-    combined = EVERYTHING
+    kept = [c for c in conditions if not allows_everything(c)]
+    return _joined(kept, Q.AND) if kept else EVERYTHING
+
+
+def _joined(conditions: list[Q], connector: str) -> Q:
+    """One ``Q`` node, the children of same-connector nodes spliced in: a flat tree
+    that Django turns into SQL faster, and that reads as written by hand."""
+    if len(conditions) == 1:
+        return conditions[0]
+    children: list[Any] = []
     for condition in conditions:
-        combined = combined & condition
-    return combined
+        if not condition.negated and (condition.connector == connector or len(condition) == 1):
+            children.extend(condition.children)
+        else:
+            children.append(condition)
+    return Q(*children, _connector=connector)
 
 
 def _all_or_nothing(allowed: bool) -> Q:
@@ -147,13 +169,19 @@ class has_perm:
 def _grants_only_globally(actor: Any) -> bool:
     """Whether Django's auth answers ``actor``'s object checks, and every configured
     backend is a ``ModelBackend`` (which grants nothing on objects)."""
-    from django.contrib.auth import get_backends
-    from django.contrib.auth.backends import ModelBackend
+    from django.conf import settings
     from django.contrib.auth.models import AnonymousUser, PermissionsMixin
 
     if not isinstance(actor, PermissionsMixin | AnonymousUser):
         return False  # its own has_perm: it may answer anything about a record
-    return all(isinstance(backend, ModelBackend) for backend in get_backends())
+    return _model_backends_only(tuple(settings.AUTHENTICATION_BACKENDS))
+
+
+@cache
+def _model_backends_only(paths: tuple[str, ...]) -> bool:
+    from django.contrib.auth.backends import ModelBackend
+
+    return all(issubclass(import_string(path), ModelBackend) for path in paths)
 
 
 @dataclass(frozen=True)
@@ -220,7 +248,7 @@ class any_of:
         """The union; exact when every part is, or when an exact part allows everything."""
         parts = [narrowing(policy, actor) for policy in self.policies]
         exact = [p.q for p in parts if p.exact]
-        settled = all(p.exact for p in parts) or either(*exact) == EVERYTHING
+        settled = all(p.exact for p in parts) or allows_everything(either(*exact))
         return Narrowing(either(*(p.q for p in parts)), settled)
 
     def q(self, actor: Any) -> Q:
@@ -243,7 +271,7 @@ class all_of:
         """The intersection; exact when every part is, or when an exact part allows nothing."""
         parts = [narrowing(policy, actor) for policy in self.policies]
         exact = [p.q for p in parts if p.exact]
-        settled = all(p.exact for p in parts) or both(*exact) == NOTHING
+        settled = all(p.exact for p in parts) or allows_nothing(both(*exact))
         return Narrowing(both(*(p.q for p in parts)), settled)
 
     def q(self, actor: Any) -> Q:
