@@ -15,9 +15,11 @@ from zoneinfo import ZoneInfo
 import pytest
 from croniter import croniter_range
 from django.contrib.contenttypes.models import ContentType
+from django.db.models.signals import post_save
 
 from django_workflow.models import TransitionLog
 from django_workflow.schedulers.polling import poll
+from django_workflow.scheduling import due_at
 from django_workflow.wallclock import next_firing
 from tests.moments import T
 from tests.testapp.models import Standup
@@ -295,3 +297,67 @@ def test_next_firing_with_working_days_and_a_date_that_never_comes():
     )
     assert next_firing("0 9 30 2 *", friday, ZAGREB) is None
     assert next_firing("0 9 * * sat", friday, ZAGREB, standup_working_day) is None
+
+
+# What a query can say ---------------------------------------------------------------------
+
+
+def test_match_is_a_pre_filter_for_cron_everies_and_exact_for_times(clock):
+    """``Work.match`` (used by probes) selects every due record; for an interval every
+    with ``times`` it selects exactly those, spent rounds and new rounds told apart."""
+    spent = drive(clock, entered(clock, T, "", "limit"), T + timedelta(days=5))
+    renewed = drive(clock, entered(clock, T, "", "limit"), T + timedelta(days=5))
+    midway = drive(clock, entered(clock, T + timedelta(days=3), "", "limit"), T + timedelta(days=5))
+    assert midway.limited_nudge_fired_count == 2
+    uncounted = drive(
+        clock, entered(clock, T + timedelta(days=3), "", "limit"), T + timedelta(days=5)
+    )
+    # As if `times` had been declared after it fired: the count column starts empty.
+    Standup.objects.filter(pk=uncounted.pk).update(limited_nudge_fired_count=None)
+    clock.move_to(T + timedelta(days=5), tick=False)
+    renewed.again()
+    entered(clock, T + timedelta(days=1), "America/New_York", "watch_nights")
+    entered(clock, T + timedelta(days=2), "", "watch_nights")
+    entered(clock, T + timedelta(days=2), "", None)
+    records = list(Standup.objects.all())
+    everies = [work for work in Standup.workflow.works if work.kind == "every"]
+    for hours in range(0, 24 * 8, 5):
+        now = T + timedelta(days=5, hours=hours)
+        for work in everies:
+            matched = set(
+                Standup.workflow.queryset().filter(work.match(now)).values_list("pk", flat=True)
+            )
+            due = {r.pk for r in records if (d := due_at(work, r, now)) is not None and d <= now}
+            assert due <= matched, (work.name, now)
+            if work.exact:
+                assert due == matched, (work.name, now)
+    nudge = Standup.workflow.work("every:limited.nudge")
+    assert nudge.exact and not Standup.workflow.work("every:nightly.night").exact
+    later = T + timedelta(days=7)
+    assert not Standup.objects.filter(nudge.match(later), pk=spent.pk).exists()
+    assert Standup.objects.filter(nudge.match(later), pk=renewed.pk).exists()
+
+
+def test_the_count_is_written_when_a_firing_goes_through_save(clock):
+    """With a ``post_save`` receiver a firing saves through ``save()``: the count too."""
+    saved = []
+
+    def receiver(sender, instance, **kwargs):
+        saved.append(instance.limited_nudge_fired_count)
+
+    post_save.connect(receiver, sender=Standup)
+    try:
+        record = drive(clock, entered(clock, T, "", "limit"), T + timedelta(days=10))
+    finally:
+        post_save.disconnect(receiver, sender=Standup)
+    assert 3 in saved  # the third nudge went through save()
+    assert (record.nudges, record.limited_nudge_fired_count) == (3, 3)
+
+
+def test_saving_a_stale_instance_keeps_the_firing_count(clock):
+    record = entered(clock, T, "", "limit")
+    stale = fresh(record)
+    drive(clock, record, T + timedelta(days=2))
+    stale.tz = "Europe/Zagreb"
+    stale.save()
+    assert fresh(record).limited_nudge_fired_count == 2
