@@ -264,3 +264,16 @@ class Assignment(WorkflowModel):
             policy=all_of(relates_to_actor_via("owner"), has_perm("benchapp.change_assignment")),
         )
         archived = Step()
+
+
+class Lapse(WorkflowModel):
+    """Bulk moves (benchmarks/bulk.py): ``expire`` by hand, or by the timeout ``lapse``."""
+
+    class Workflow:
+        log = True
+
+        pending = Step(
+            Transition("expire", to="expired"),
+            Timeout("lapse", fire_after="1d", transition_to="expired"),
+        )
+        expired = Step(Transition("renew", to="pending"))
