@@ -16,7 +16,10 @@ import pytest
 from croniter import croniter_range
 from django.contrib.contenttypes.models import ContentType
 from django.db.models.signals import post_save
+from django.test.utils import isolate_apps
 
+from django_workflow import Every, Step, Transition, WorkflowModel
+from django_workflow.deadlines import fingerprint
 from django_workflow.models import TransitionLog
 from django_workflow.schedulers.polling import poll
 from django_workflow.scheduling import due_at
@@ -361,3 +364,33 @@ def test_saving_a_stale_instance_keeps_the_firing_count(clock):
     stale.tz = "Europe/Zagreb"
     stale.save()
     assert fresh(record).limited_nudge_fired_count == 2
+
+
+def test_a_bulk_move_gives_each_record_its_own_zones_first_firing(clock):
+    start = datetime(2026, 6, 1, 12, tzinfo=UTC)
+    clock.move_to(start, tick=False)
+    zagreb, new_york = Standup.objects.create(), Standup.objects.create(tz="America/New_York")
+    outcomes = Standup.objects.filter(pk__in=[zagreb.pk, new_york.pk]).transition("watch_nights")
+    assert outcomes == {zagreb.pk: "nightly", new_york.pk: "nightly"}
+    for record, zone in ((zagreb, ZAGREB), (new_york, NEW_YORK)):
+        first = brute_force(start, start + timedelta(days=1), zone, at_night)[0]
+        assert fresh(record).next_due_at == first
+
+
+def declared(cron):
+    """A model ``testapp.Schedule`` whose one every runs on ``cron``."""
+    with isolate_apps("tests.testapp"):
+
+        class Workflow:
+            open = Step(Transition("close", to="closed"), Every("e", cron=cron, action="save"))
+            closed = Step()
+
+        meta = type("Meta", (), {"app_label": "testapp"})
+        attrs = {"__module__": __name__, "Meta": meta, "Workflow": Workflow}
+        return type("Schedule", (WorkflowModel,), attrs)
+
+
+def test_changing_a_cron_changes_what_next_due_at_is_computed_from():
+    """A worker starting after a schedule changed computes every record's due instant again."""
+    assert fingerprint(declared("0 9 * * *")) == fingerprint(declared("0 9 * * *"))
+    assert fingerprint(declared("0 9 * * *")) != fingerprint(declared("0 10 * * *"))
