@@ -24,9 +24,10 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.contenttypes.models import ContentType
-from django.db import connections, router
-from django.db.models import Case, F, Func, IntegerField, Q, Sum, Value, When, Window
+from django.db import connections, router, transaction
+from django.db.models import Case, F, FloatField, Func, IntegerField, Q, Sum, Value, When, Window
 from django.db.models.expressions import RowRange
+from django.db.models.functions import Lead
 from django.utils import timezone
 
 from .durations import holiday_calendar
@@ -40,6 +41,9 @@ MEDIAN, P90 = (1, 2), (9, 10)
 PIECES = 3
 #: Log rows that do not begin a stay: failures and halts of an automatic step.
 NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED)
+#: PostgreSQL's memory for the report's sorts, for its own transaction only.
+WORK_MEM = "256MB"
+INTEGER_KEYS = {"AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField"}
 
 
 class ReportError(ValueError):
@@ -100,11 +104,18 @@ def time_in_step(
         raise ReportError(f"The time-in-step report runs on SQLite and PostgreSQL, not {vendor}.")
     zones, note = _zones(model, db), _business_hours_note(model)
     days = None if note else _calendar_days(model, zones, since, until)
-    sql, params = _statement(model, db, since, until, zones, days)
-    with connections[db].cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return Report(model, since, until, _figures(model, rows, business=days is not None), note)
+    with transaction.atomic(using=db), connections[db].cursor() as cursor:
+        if vendor == "postgresql":  # the sorts of a large window fit in memory
+            cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        cursor.execute(*_stays_statement(model, db, since, until, zones, days))
+        per_step = {row[0]: row for row in cursor.fetchall()}
+        firings = _firings_statement(model, db, since, until)
+        if firings is not None:
+            cursor.execute(*firings)
+        fired = {(step, name): count for step, name, count in cursor.fetchall()} if firings else {}
+    ended = _ended_by_timeouts(model, per_step)
+    figures = _figures(model, per_step, {**fired, **ended}, business=days is not None)
+    return Report(model, since, until, figures, note)
 
 
 def _check(model: Any, since: datetime, until: datetime) -> None:
@@ -199,25 +210,21 @@ def _calendar_days(model: Any, zones: list[str], since: datetime, until: datetim
     return rows
 
 
-# The statement ----------------------------------------------------------------------
+# The statements ---------------------------------------------------------------------
 
 
 class EpochSeconds(Func):
     """An instant as seconds since 1970 (a float), on SQLite and PostgreSQL."""
 
-    output_field = IntegerField()  # only read by the statement, never converted
+    output_field = FloatField()
 
     def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(
-            compiler, connection, template="((julianday(%(expressions)s) - 2440587.5) * 86400.0)"
-        )
+        template = "((julianday(%(expressions)s) - 2440587.5) * 86400.0)"
+        return self.as_sql(compiler, connection, template=template)
 
     def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(
-            compiler,
-            connection,
-            template="CAST(EXTRACT(EPOCH FROM %(expressions)s) AS DOUBLE PRECISION)",
-        )
+        # date_part gives a float directly; EXTRACT gives a numeric, far slower to carry.
+        return self.as_sql(compiler, connection, template="date_part('epoch', %(expressions)s)")
 
 
 class EpochDay(Func):
@@ -234,51 +241,52 @@ class EpochDay(Func):
         return self.as_sql(compiler, connection, template=f"({seconds} / 86400)")
 
     def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(
-            compiler,
-            connection,
-            template="CAST(FLOOR(EXTRACT(EPOCH FROM %(expressions)s) / 86400) AS INTEGER)",
-        )
+        template = "CAST(floor(date_part('epoch', %(expressions)s) / 86400) AS INTEGER)"
+        return self.as_sql(compiler, connection, template=template)
 
 
-def _log_rows(model: Any, db: str, since: datetime, until: datetime) -> Any:
-    """The model's log rows of the window, each numbered with the stay it falls in:
-    ``seq`` counts the entries into a step of the record up to and including the row."""
+def _window_rows(model: Any, db: str, since: datetime, until: datetime, condition: Q) -> Any:
+    """The model's log rows of the window that meet ``condition``."""
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    entry = ~Q(triggered_by__in=NOT_ENTRIES) & ~Q(
-        triggered_by=Trigger.TIMEOUT, from_state=F("to_state")
+    rows = TransitionLog.objects.using(db).filter(
+        condition, content_type=content_type, occurred_at__gte=since, occurred_at__lt=until
     )
-    per_record = {
-        "partition_by": [F("object_id")],
-        "order_by": [F("occurred_at").asc(), F("id").asc()],
+    return rows.order_by()
+
+
+#: Each record's log rows in the order they happened.
+PER_RECORD = {"partition_by": [F("object_id")], "order_by": [F("occurred_at"), F("id")]}
+#: A log row that begins a stay: not a failure or halt, not a timeout that fired in place.
+ENTRY = ~Q(triggered_by__in=NOT_ENTRIES) & ~Q(
+    triggered_by=Trigger.TIMEOUT, from_state=F("to_state")
+)
+
+
+def stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
+    """Each entry into a step in the window, paired with the record's next entry: the
+    stay's start and end (``NULL`` while open), and what ended it."""
+    following = {
+        name: Window(Lead(value), **PER_RECORD)
+        for name, value in (
+            ("left_at", EpochSeconds("occurred_at")),
+            ("left_day", EpochDay("occurred_at")),
+            ("exit_trigger", F("triggered_by")),
+            ("exit_name", F("transition_name")),
+        )
     }
     return (
-        TransitionLog.objects.using(db)
-        .filter(content_type=content_type, occurred_at__gte=since, occurred_at__lt=until)
-        .annotate(entry=Case(When(entry, then=Value(1)), default=Value(0)))
-        .annotate(
-            seq=Window(Sum("entry"), frame=RowRange(start=None, end=0), **per_record),
-            at=EpochSeconds("occurred_at"),
-            day=EpochDay("occurred_at"),
-        )
-        .order_by()
-        .values(
-            "id",
-            "object_id",
-            "occurred_at",
-            "from_state",
-            "to_state",
-            "triggered_by",
-            "transition_name",
-            "entry",
-            "seq",
-            "at",
-            "day",
-        )
+        _window_rows(model, db, since, until, ENTRY)
+        .annotate(entered=EpochSeconds("occurred_at"), entered_day=EpochDay("occurred_at"))
+        .annotate(**following)
+        .values("to_state", "object_id", "entered", "entered_day", *following)
     )
 
 
-def _statement(
+def _sql(queryset: Any, db: str) -> tuple[str, tuple]:
+    return queryset.query.get_compiler(using=db).as_sql()  # in that database's dialect
+
+
+def _stays_statement(
     model: Any,
     db: str,
     since: datetime,
@@ -286,61 +294,87 @@ def _statement(
     zones: list[str],
     days: list[tuple] | None,
 ) -> tuple[str, list[Any]]:
-    """One statement: each stay (an entry into a step and the next entry of the record),
-    its calendar and business seconds, then per step the count, open stays and
-    percentiles, and per (step, timeout) the stays in which the timeout fired.
+    """Per step: the stays, the open ones, the percentiles of calendar and business
+    seconds, and how many stays each transition timeout ended.
 
-    Rows come back as ``(kind, step, name, count, open, median, p90, business median,
-    business p90)``; kind is ``step``, ``exit`` (a transition timeout ended the stay)
-    or ``fired`` (an action timeout fired during it).
+    A row per step: ``(step, stays, open, median, p90, business median, business p90,
+    *ended by each name of TRANSITION_TIMEOUTS)``.
     """
     connection = connections[db]
-    numbered, params = _log_rows(model, db, since, until).query.sql_with_params()
+    inner, params = _sql(stays(model, db, since, until), db)
     zone, zone_params, join = _zone_of_stay(model, connection, zones)
     end = until.timestamp()
-    params = [*params, end, int(end) // DAY, *zone_params]
-    timeout = f"'{Trigger.TIMEOUT.value}'"
+    names = _transition_timeouts(model)
     business, day_joins = _business_seconds(days)
+    ended = "".join(
+        f", SUM(CASE WHEN exit_trigger = '{Trigger.TIMEOUT.value}' AND exit_name = %s "
+        "THEN 1 ELSE 0 END)"
+        for _ in names
+    )
     sql = f"""
-WITH numbered AS ({numbered}),
-stays AS (
-    SELECT object_id, to_state AS step, at AS entered, day AS entered_day,
-        LEAD(at) OVER w AS left_at, LEAD(day) OVER w AS left_day,
-        LEAD(triggered_by) OVER w AS exit_trigger, LEAD(transition_name) OVER w AS exit_name
-    FROM numbered WHERE entry = 1
-    WINDOW w AS (PARTITION BY object_id ORDER BY occurred_at, id)
-),
+WITH stays AS ({inner}),
 timed AS (
-    SELECT s.step, s.entered, s.entered_day, s.exit_trigger, s.exit_name,
+    SELECT s.to_state AS step, s.entered, s.entered_day, s.exit_trigger, s.exit_name,
         COALESCE(s.left_at, %s) AS left_at, COALESCE(s.left_day, %s) AS left_day,
         CASE WHEN s.left_at IS NULL THEN 1 ELSE 0 END AS still_open,
         {zone} AS zone
     FROM stays s {join}
-){_days_table(days)},
+),
 durations AS (
     SELECT t.step, t.still_open, t.exit_trigger, t.exit_name,
         t.left_at - t.entered AS seconds, {business} AS business
     FROM timed t {day_joins}
 ),
 ranked AS (
-    SELECT step, still_open, seconds, business,
+    SELECT step, still_open, seconds, business, exit_trigger, exit_name,
         ROW_NUMBER() OVER (PARTITION BY step ORDER BY seconds) AS by_seconds,
         ROW_NUMBER() OVER (PARTITION BY step ORDER BY business) AS by_business,
         COUNT(*) OVER (PARTITION BY step) AS n
     FROM durations
 )
-SELECT 'step', step, NULL, COUNT(*), SUM(still_open),
+SELECT step, COUNT(*), SUM(still_open),
     {_percentile("seconds", "by_seconds", MEDIAN)}, {_percentile("seconds", "by_seconds", P90)},
     {_percentile("business", "by_business", MEDIAN)}, {_percentile("business", "by_business", P90)}
+    {ended}
 FROM ranked GROUP BY step
-UNION ALL
-SELECT 'exit', step, exit_name, COUNT(*), NULL, NULL, NULL, NULL, NULL
-FROM durations WHERE exit_trigger = {timeout} GROUP BY step, exit_name
-UNION ALL
-SELECT 'fired', from_state, transition_name, COUNT(*), NULL, NULL, NULL, NULL, NULL
-FROM (
-    SELECT DISTINCT object_id, seq, from_state, transition_name FROM numbered
-    WHERE triggered_by = {timeout} AND entry = 0 AND seq > 0
+"""
+    return sql, [*params, end, int(end) // DAY, *zone_params, *names]
+
+
+def _transition_timeouts(model: Any) -> list[str]:
+    steps = model.workflow.steps.values()
+    return sorted({t.name for step in steps for t in step.timeouts if t.transition_to})
+
+
+def _action_timeouts(model: Any) -> list[str]:
+    steps = model.workflow.steps.values()
+    return sorted({t.name for step in steps for t in step.timeouts if not t.transition_to})
+
+
+def _firings_statement(
+    model: Any, db: str, since: datetime, until: datetime
+) -> tuple[str, tuple] | None:
+    """Per (step, action timeout): the stays begun in the window in which it fired.
+
+    Entries and firings in one pass per record: ``seq`` counts the entries up to each
+    row, so a firing belongs to stay ``seq``; ``seq = 0`` is a stay begun before the
+    window. ``None`` when the workflow declares no action timeout.
+    """
+    names = _action_timeouts(model)
+    if not names:
+        return None
+    fired = Q(triggered_by=Trigger.TIMEOUT, from_state=F("to_state"), transition_name__in=names)
+    rows = (
+        _window_rows(model, db, since, until, ENTRY | fired)
+        .annotate(entry=Case(When(ENTRY, then=Value(1)), default=Value(0)))
+        .annotate(seq=Window(Sum("entry"), frame=RowRange(start=None, end=0), **PER_RECORD))
+        .values("object_id", "from_state", "transition_name", "entry", "seq")
+    )
+    inner, params = _sql(rows, db)
+    sql = f"""
+SELECT from_state, transition_name, COUNT(*) FROM (
+    SELECT DISTINCT object_id, seq, from_state, transition_name FROM ({inner}) numbered
+    WHERE entry = 0 AND seq > 0
 ) firings
 GROUP BY from_state, transition_name
 """
@@ -353,34 +387,44 @@ def _business_seconds(days: list[tuple] | None) -> tuple[str, str]:
     if days is None:
         return "CAST(NULL AS DOUBLE PRECISION)", ""
     off = f"{_off('t.left_at', 'b')} - {_off('t.entered', 'a')}"
+    table = _days_table(days)
     joins = (
-        "JOIN days a ON a.zone = t.zone AND a.day = t.entered_day "
-        "JOIN days b ON b.zone = t.zone AND b.day = t.left_day"
+        f"JOIN {table} a ON a.zone = t.zone AND a.day = t.entered_day "
+        f"JOIN {table} b ON b.zone = t.zone AND b.day = t.left_day"
     )
     return f"(t.left_at - t.entered) - ({off})", joins
 
 
 def _zone_of_stay(model: Any, connection: Any, zones: list[str]) -> tuple[str, list[str], str]:
     """The SQL giving a stay's zone number, its parameters, and the join it needs: the
-    record's ``time_zone_field`` (its key matched as the log stores it, as text)."""
+    record's ``time_zone_field``, found by its key (the log keeps it as text)."""
     if len(zones) == 1:
         return "0", [], ""
     quote = connection.ops.quote_name
     column = quote(model._meta.get_field(model.workflow.time_zone_field).column)
     cases = " ".join(f"WHEN %s THEN {number}" for number in range(1, len(zones)))
-    table, key = quote(model._meta.db_table), quote(model._meta.pk.column)
-    join = f"LEFT JOIN {table} m ON CAST(m.{key} AS TEXT) = s.object_id"
+    table, pk = quote(model._meta.db_table), model._meta.pk
+    join = f"LEFT JOIN {table} m ON {_same_key(f'm.{quote(pk.column)}', pk, connection)}"
     return f"CASE m.{column} {cases} ELSE 0 END", zones[1:], join
 
 
-def _days_table(days: list[tuple] | None) -> str:
-    """The calendar days as a VALUES list of whole numbers (written out: no parameter
-    limit applies, and nothing in it comes from outside)."""
-    if days is None:
-        return ""
-    names = ", ".join(f"s{i}, e{i}" for i in range(1, PIECES + 1))
-    values = ",\n".join("(" + ", ".join(str(int(v)) for v in row) + ")" for row in days)
-    return f",\ndays(zone, day, before, {names}) AS (VALUES\n{values}\n)"
+def _same_key(key: str, pk: Any, connection: Any) -> str:
+    """The log's ``object_id`` read as the key's type when it is a whole number, so the
+    join uses the primary key's index (SQLite has no hash join); other keys as text."""
+    if pk.get_internal_type() in INTEGER_KEYS:
+        return f"{key} = CAST(s.object_id AS {pk.rel_db_type(connection)})"
+    return f"CAST({key} AS TEXT) = s.object_id"
+
+
+def _days_table(days: list[tuple]) -> str:
+    """The calendar days as a VALUES list of whole numbers, in the statement itself:
+    the planner sees its size, no parameter limit applies, and nothing in it comes
+    from outside."""
+    names = ["zone", "day", "before"] + [f"{e}{i}" for i in range(1, PIECES + 1) for e in "se"]
+    # VALUES columns are column1, column2, ... on both databases.
+    columns = ", ".join(f"column{n} AS {name}" for n, name in enumerate(names, start=1))
+    values = ", ".join("(" + ", ".join(str(int(v)) for v in row) + ")" for row in days)
+    return f"(SELECT {columns} FROM (VALUES {values}) AS v)"
 
 
 def _off(instant: str, day: str) -> str:
@@ -412,45 +456,53 @@ def _percentile(value: str, rank: str, fraction: tuple[int, int]) -> str:
 # Assembling the figures ---------------------------------------------------------------
 
 
-def _figures(model: Any, rows: list[tuple], business: bool) -> list[StepFigures]:
+def _ended_by_timeouts(model: Any, per_step: dict[str, tuple]) -> dict[tuple[str, str], int]:
+    """``{(step, transition timeout): stays it ended}`` from the per-step rows' last columns."""
+    names = _transition_timeouts(model)
+    return {
+        (step, name): int(row[7 + index] or 0)
+        for step, row in per_step.items()
+        for index, name in enumerate(names)
+    }
+
+
+def _figures(
+    model: Any, per_step: dict[str, tuple], fired: dict[tuple[str, str], int], business: bool
+) -> list[StepFigures]:
     """Per step in declaration order (then steps only the log still names), the figures
     in hours and the timeouts' breach rates."""
     workflow = model.workflow
-    per_step = {row[1]: row for row in rows if row[0] == "step"}
-    fired = {(row[0], row[1], row[2]): row[3] for row in rows if row[0] != "step"}
     names = [*workflow.steps, *sorted(set(per_step) - set(workflow.steps))]
-    figures = []
-    for name in names:
-        row = per_step.get(name)
-        stays = row[3] if row else 0
-        hours = [
-            None if v is None or not stays else v / 3600 for v in (row[5:] if row else (None,) * 4)
-        ]
-        if not business:
-            hours[2:] = [None, None]
-        step = workflow.steps.get(name)
-        timeouts = tuple(
-            _timeout_figures(timeout, name, stays, fired)
-            for timeout in (step.timeouts if step else ())
-        )
-        figures.append(
-            StepFigures(
-                step=name,
-                label=str(workflow.step_label(name)) if step else name,
-                stays=stays,
-                open=int(row[4]) if row else 0,
-                median_hours=hours[0],
-                p90_hours=hours[1],
-                median_business_hours=hours[2],
-                p90_business_hours=hours[3],
-                timeouts=timeouts,
-                declared=step is not None,
-            )
-        )
-    return figures
+    return [_step_figures(model, name, per_step.get(name), fired, business) for name in names]
 
 
-def _timeout_figures(timeout: Any, step: str, stays: int, fired: dict) -> TimeoutFigures:
-    kind = "transition" if timeout.transition_to else "action"
-    count = fired.get(("exit" if kind == "transition" else "fired", step, timeout.name), 0)
-    return TimeoutFigures(timeout.name, kind, count, count / stays if stays else None)
+def _step_figures(
+    model: Any, name: str, row: tuple | None, fired: dict, business: bool
+) -> StepFigures:
+    step = model.workflow.steps.get(name)
+    stays, still_open = (int(row[1]), int(row[2])) if row else (0, 0)
+    seconds = row[3:7] if row else (None,) * 4
+    hours = [None if value is None or not stays else value / 3600 for value in seconds]
+    if not business:
+        hours[2:] = [None, None]
+    timeouts = tuple(
+        TimeoutFigures(
+            timeout.name,
+            "transition" if timeout.transition_to else "action",
+            count := fired.get((name, timeout.name), 0),
+            count / stays if stays else None,
+        )
+        for timeout in (step.timeouts if step else ())
+    )
+    return StepFigures(
+        step=name,
+        label=str(model.workflow.step_label(name)) if step else name,
+        stays=stays,
+        open=still_open,
+        median_hours=hours[0],
+        p90_hours=hours[1],
+        median_business_hours=hours[2],
+        p90_business_hours=hours[3],
+        timeouts=timeouts,
+        declared=step is not None,
+    )
