@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, router, transaction
-from django.db.models import Case, F, FloatField, Func, IntegerField, Q, Sum, Value, When, Window
+from django.db.models import Case, F, FloatField, Func, Q, Sum, Value, When, Window
 from django.db.models.expressions import RowRange
 from django.db.models.functions import Lead
 from django.utils import timezone
@@ -193,12 +193,15 @@ def _calendar_days(model: Any, zones: list[str], since: datetime, until: datetim
     count plus the part of its pieces before ``t``: one join per end of a stay.
     """
     calendar = holiday_calendar(model.workflow.holidays)
-    first_day, last_day = int(since.timestamp()) // DAY, int(until.timestamp()) // DAY
+    # A day early and late: an instant on a midnight may be read into either neighbour.
+    first_day = int(since.timestamp()) // DAY - 1
+    last_day = int(until.timestamp()) // DAY + 1
     rows = []
     for number, name in enumerate(zones):
         zone = ZoneInfo(name)
-        first = since.astimezone(zone).date() - timedelta(days=1)
-        last = until.astimezone(zone).date() + timedelta(days=1)
+        # Local days reaching past the UTC days on both sides, in any zone.
+        first = since.astimezone(zone).date() - timedelta(days=2)
+        last = until.astimezone(zone).date() + timedelta(days=2)
         spans = non_working_spans(zone, calendar, first, last)
         before = 0
         for day in range(first_day, last_day + 1):
@@ -227,24 +230,6 @@ class EpochSeconds(Func):
         return self.as_sql(compiler, connection, template="date_part('epoch', %(expressions)s)")
 
 
-class EpochDay(Func):
-    """The UTC day number (days since 1970-01-01) of an instant.
-
-    On SQLite from the instant rounded to the second: ``julianday`` is a float, and an
-    instant on a midnight must not fall a hair into the day before.
-    """
-
-    output_field = IntegerField()
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        seconds = "CAST(ROUND((julianday(%(expressions)s) - 2440587.5) * 86400.0) AS INTEGER)"
-        return self.as_sql(compiler, connection, template=f"({seconds} / 86400)")
-
-    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        template = "CAST(floor(date_part('epoch', %(expressions)s) / 86400) AS INTEGER)"
-        return self.as_sql(compiler, connection, template=template)
-
-
 def _window_rows(model: Any, db: str, since: datetime, until: datetime, condition: Q) -> Any:
     """The model's log rows of the window that meet ``condition``."""
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
@@ -264,21 +249,17 @@ ENTRY = ~Q(triggered_by__in=NOT_ENTRIES) & ~Q(
 
 def stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
     """Each entry into a step in the window, paired with the record's next entry: the
-    stay's start and end (``NULL`` while open), and what ended it."""
-    following = {
-        name: Window(Lead(value), **PER_RECORD)
-        for name, value in (
-            ("left_at", EpochSeconds("occurred_at")),
-            ("left_day", EpochDay("occurred_at")),
-            ("exit_trigger", F("triggered_by")),
-            ("exit_name", F("transition_name")),
-        )
-    }
+    stay's start and end in epoch seconds (``NULL`` while open), and the name of the
+    transition timeout that ended it, if one did."""
+    ended_by_timeout = Case(When(triggered_by=Trigger.TIMEOUT, then=F("transition_name")))
     return (
         _window_rows(model, db, since, until, ENTRY)
-        .annotate(entered=EpochSeconds("occurred_at"), entered_day=EpochDay("occurred_at"))
-        .annotate(**following)
-        .values("to_state", "object_id", "entered", "entered_day", *following)
+        .annotate(
+            entered=EpochSeconds("occurred_at"),
+            left_at=Window(Lead(EpochSeconds("occurred_at")), **PER_RECORD),
+            exit_timeout=Window(Lead(ended_by_timeout), **PER_RECORD),
+        )
+        .values("to_state", "object_id", "entered", "left_at", "exit_timeout")
     )
 
 
@@ -298,47 +279,58 @@ def _stays_statement(
     seconds, and how many stays each transition timeout ended.
 
     A row per step: ``(step, stays, open, median, p90, business median, business p90,
-    *ended by each name of TRANSITION_TIMEOUTS)``.
+    *stays ended by each of _transition_timeouts())``.
     """
     connection = connections[db]
     inner, params = _sql(stays(model, db, since, until), db)
     zone, zone_params, join = _zone_of_stay(model, connection, zones)
-    end = until.timestamp()
     names = _transition_timeouts(model)
-    business, day_joins = _business_seconds(days)
-    ended = "".join(
-        f", SUM(CASE WHEN exit_trigger = '{Trigger.TIMEOUT.value}' AND exit_name = %s "
-        "THEN 1 ELSE 0 END)"
-        for _ in names
-    )
+    business, day_joins = _business_seconds(days, connection.vendor)
+    ended = "".join(", SUM(CASE WHEN exit_timeout = %s THEN 1 ELSE 0 END)" for _ in names)
     sql = f"""
 WITH stays AS ({inner}),
 timed AS (
-    SELECT s.to_state AS step, s.entered, s.entered_day, s.exit_trigger, s.exit_name,
-        COALESCE(s.left_at, %s) AS left_at, COALESCE(s.left_day, %s) AS left_day,
+    SELECT s.to_state AS step, s.entered, s.exit_timeout,
+        COALESCE(s.left_at, %s) AS left_at,
         CASE WHEN s.left_at IS NULL THEN 1 ELSE 0 END AS still_open,
         {zone} AS zone
     FROM stays s {join}
 ),
 durations AS (
-    SELECT t.step, t.still_open, t.exit_trigger, t.exit_name,
+    SELECT t.step, t.still_open, t.exit_timeout,
         t.left_at - t.entered AS seconds, {business} AS business
     FROM timed t {day_joins}
-),
-ranked AS (
-    SELECT step, still_open, seconds, business, exit_trigger, exit_name,
+)
+{_per_step(connection.vendor, ended)}
+"""
+    return sql, [*params, until.timestamp(), *zone_params, *names]
+
+
+def _per_step(vendor: str, ended: str) -> str:
+    """The per-step aggregate. PostgreSQL has ``percentile_cont``, which sorts each
+    step's values alone; SQLite gets the same figures from row numbers."""
+    figures = "step, COUNT(*), SUM(still_open)"
+    if vendor == "postgresql":
+        percentiles = ", ".join(
+            f"percentile_cont({a / b}) WITHIN GROUP (ORDER BY {value})"
+            for value in ("seconds", "business")
+            for a, b in (MEDIAN, P90)
+        )
+        return f"SELECT {figures}, {percentiles} {ended} FROM durations GROUP BY step"
+    percentiles = ", ".join(
+        _percentile(value, rank, fraction)
+        for value, rank in (("seconds", "by_seconds"), ("business", "by_business"))
+        for fraction in (MEDIAN, P90)
+    )
+    return f"""
+, ranked AS (
+    SELECT step, still_open, seconds, business, exit_timeout,
         ROW_NUMBER() OVER (PARTITION BY step ORDER BY seconds) AS by_seconds,
         ROW_NUMBER() OVER (PARTITION BY step ORDER BY business) AS by_business,
         COUNT(*) OVER (PARTITION BY step) AS n
     FROM durations
 )
-SELECT step, COUNT(*), SUM(still_open),
-    {_percentile("seconds", "by_seconds", MEDIAN)}, {_percentile("seconds", "by_seconds", P90)},
-    {_percentile("business", "by_business", MEDIAN)}, {_percentile("business", "by_business", P90)}
-    {ended}
-FROM ranked GROUP BY step
-"""
-    return sql, [*params, end, int(end) // DAY, *zone_params, *names]
+SELECT {figures}, {percentiles} {ended} FROM ranked GROUP BY step"""
 
 
 def _transition_timeouts(model: Any) -> list[str]:
@@ -381,7 +373,7 @@ GROUP BY from_state, transition_name
     return sql, params
 
 
-def _business_seconds(days: list[tuple] | None) -> tuple[str, str]:
+def _business_seconds(days: list[tuple] | None, vendor: str) -> tuple[str, str]:
     """The SQL of a stay's business seconds and the joins it needs: its calendar seconds
     less the non-working seconds between its ends (``NULL`` without a calendar)."""
     if days is None:
@@ -389,10 +381,18 @@ def _business_seconds(days: list[tuple] | None) -> tuple[str, str]:
     off = f"{_off('t.left_at', 'b')} - {_off('t.entered', 'a')}"
     table = _days_table(days)
     joins = (
-        f"JOIN {table} a ON a.zone = t.zone AND a.day = t.entered_day "
-        f"JOIN {table} b ON b.zone = t.zone AND b.day = t.left_day"
+        f"JOIN {table} a ON a.zone = t.zone AND a.day = {_day_of('t.entered', vendor)} "
+        f"JOIN {table} b ON b.zone = t.zone AND b.day = {_day_of('t.left_at', vendor)}"
     )
     return f"(t.left_at - t.entered) - ({off})", joins
+
+
+def _day_of(seconds: str, vendor: str) -> str:
+    """The UTC day number of epoch ``seconds``. A float a hair off a midnight may land on
+    the neighbouring day: the day's count plus its pieces still give the right total."""
+    if vendor == "postgresql":
+        return f"CAST(floor({seconds} / {DAY}) AS INTEGER)"
+    return f"CAST({seconds} / {DAY} AS INTEGER)"  # SQLite truncates; instants are after 1970
 
 
 def _zone_of_stay(model: Any, connection: Any, zones: list[str]) -> tuple[str, list[str], str]:
