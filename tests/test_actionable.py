@@ -11,6 +11,7 @@ import rules
 from django.contrib.auth.models import Group, Permission, User
 from django.db.models import Q
 
+from django_workflow import actionable
 from django_workflow.actionable import plan_for
 from django_workflow.policies import (
     EVERYTHING,
@@ -209,6 +210,17 @@ def test_only_uncertain_steps_are_asked_record_by_record(people, object_grants):
     assert set(plan_for(Case, member).asked) == {"review", "resolved", "working"}
     assert set(plan_for(Case, staffer).asked) == {"review", "resolved", "working", "triage"}
     assert set(plan_for(Case, people["boss"]).asked) == {"review", "working"}
+
+
+def test_the_fallback_asks_only_what_sql_left_open(cases, people, object_grants):
+    """Records another transition already makes certain are not read again."""
+    member = people["member"]
+    plan = plan_for(Case, member)
+    rows = actionable._aliased(Case.objects.all(), Case, plan.calculations)
+    certain = set(rows.filter(plan.exact).values_list("pk", flat=True))
+    survivors = set(actionable._survivors(rows, plan, member))
+    assert certain and survivors and not certain & survivors
+    assert certain | survivors == slow_path(Case, member)
 
 
 def test_a_callable_when_is_asked_and_a_q_when_is_read_in_sql(people, settings):
