@@ -17,6 +17,7 @@ import hashlib
 import logging
 from collections import defaultdict
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from django.apps import apps
@@ -144,20 +145,32 @@ def poll(model_label: str, work_names: list[str], now: datetime | None = None) -
     Deadlines are found through ``next_due_at`` alone, so a poll fires whatever
     deadline of the model is due, also those of a group checked less often.
     """
-    model = apps.get_model(model_label)
+    model, steps, deadlines = _polled(model_label, tuple(work_names))
     now = now or timezone.now()
-    db = router.db_for_write(model)
-    works = [model.workflow.work(name) for name in work_names]
-    steps = [work for work in works if work.kind == WorkKind.STEP]
-    waiting = probes.due(model, steps, now, db)
-    fired = {work.name: queue_waiting_steps(model, work, now, db) for work in waiting}
-    if any(work.kind != WorkKind.STEP for work in works):
-        polled = [w for works in model.workflow.deadline_works.values() for w in works]
-        fired.update(run_due(model, polled, now=now))
+    fired = {}
+    if steps:
+        db = router.db_for_write(model)
+        waiting = probes.due(model, steps, now, db)
+        fired = {work.name: queue_waiting_steps(model, work, now, db) for work in waiting}
+    if deadlines:
+        fired.update(run_due(model, deadlines, now=now))
     fired = {name: count for name, count in fired.items() if count}
     if fired:
         logger.info("poll %s: %s", model_label, ", ".join(f"{k}={v}" for k, v in fired.items()))
     return fired
+
+
+@cache
+def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, list[Work], list[Work]]:
+    """What a Schedule's poll of one model reads: the model, its automatic steps among
+    ``work_names``, and all its deadlines when any is among them (a poll fires whatever
+    deadline is due). Read once per process: a tick is mostly this and one lookup."""
+    model = apps.get_model(model_label)
+    works = [model.workflow.work(name) for name in work_names]
+    steps = [work for work in works if work.kind == WorkKind.STEP]
+    if all(work.kind == WorkKind.STEP for work in works):
+        return model, steps, []
+    return model, steps, [w for works in model.workflow.deadline_works.values() for w in works]
 
 
 def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:
