@@ -25,8 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, router, transaction
-from django.db.models import Case, F, FloatField, Func, Q, Sum, Value, When, Window
-from django.db.models.expressions import RowRange
+from django.db.models import Case, F, FloatField, Func, Q, When, Window
 from django.db.models.functions import Lead
 from django.utils import timezone
 
@@ -37,8 +36,9 @@ from .models import TransitionLog
 DAY = 86400
 #: Percentiles as exact fractions (numerator, denominator), so SQL can split ranks.
 MEDIAN, P90 = (1, 2), (9, 10)
-#: A UTC day meets at most three local days, so at most three non-working pieces.
-PIECES = 3
+#: A UTC day meets at most three local days, and non-working days next to each other
+#: are merged: at most two non-working pieces (off, on, off).
+PIECES = 2
 #: Log rows that do not begin a stay: failures and halts of an automatic step.
 NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED)
 #: PostgreSQL's memory for the report's sorts, for its own transaction only.
@@ -107,14 +107,11 @@ def time_in_step(
     with transaction.atomic(using=db), connections[db].cursor() as cursor:
         if vendor == "postgresql":  # the sorts of a large window fit in memory
             cursor.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
-        cursor.execute(*_stays_statement(model, db, since, until, zones, days))
-        per_step = {row[0]: row for row in cursor.fetchall()}
-        firings = _firings_statement(model, db, since, until)
-        if firings is not None:
-            cursor.execute(*firings)
-        fired = {(step, name): count for step, name, count in cursor.fetchall()} if firings else {}
-    ended = _ended_by_timeouts(model, per_step)
-    figures = _figures(model, per_step, {**fired, **ended}, business=days is not None)
+        cursor.execute(*_statement(model, db, since, until, zones, days))
+        rows = cursor.fetchall()
+    per_step = {row[1]: row[3:] for row in rows if row[0] == "step"}
+    fired = {(row[1], row[2]): row[3] for row in rows if row[0] == "fired"}
+    figures = _figures(model, per_step, fired, business=days is not None)
     return Report(model, since, until, figures, note)
 
 
@@ -257,9 +254,10 @@ def stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
         .annotate(
             entered=EpochSeconds("occurred_at"),
             left_at=Window(Lead(EpochSeconds("occurred_at")), **PER_RECORD),
+            left_id=Window(Lead("id"), **PER_RECORD),
             exit_timeout=Window(Lead(ended_by_timeout), **PER_RECORD),
         )
-        .values("to_state", "object_id", "entered", "left_at", "exit_timeout")
+        .values("id", "to_state", "object_id", "entered", "left_at", "left_id", "exit_timeout")
     )
 
 
@@ -267,7 +265,18 @@ def _sql(queryset: Any, db: str) -> tuple[str, tuple]:
     return queryset.query.get_compiler(using=db).as_sql()  # in that database's dialect
 
 
-def _stays_statement(
+def firings(model: Any, db: str, since: datetime, until: datetime) -> Any:
+    """The window's firings of action timeouts: log rows of a timeout that fired in place."""
+    fired = Q(
+        triggered_by=Trigger.TIMEOUT,
+        from_state=F("to_state"),
+        transition_name__in=_action_timeouts(model),
+    )
+    rows = _window_rows(model, db, since, until, fired).annotate(at=EpochSeconds("occurred_at"))
+    return rows.values("id", "object_id", "from_state", "transition_name", "at")
+
+
+def _statement(
     model: Any,
     db: str,
     since: datetime,
@@ -275,67 +284,51 @@ def _stays_statement(
     zones: list[str],
     days: list[tuple] | None,
 ) -> tuple[str, list[Any]]:
-    """Per step: the stays, the open ones, the percentiles of calendar and business
-    seconds, and how many stays each transition timeout ended.
+    """The report in one statement.
 
-    A row per step: ``(step, stays, open, median, p90, business median, business p90,
-    *stays ended by each of _transition_timeouts())``.
+    Rows ``("step", step, None, stays, open, median, p90, business median, business
+    p90)`` per step with stays, and ``("fired", step, timeout, stays)`` per timeout
+    that fired: a transition timeout is what ended the stay; an action timeout's
+    firing lies inside the stay (by time, then by log row).
     """
     connection = connections[db]
     inner, params = _sql(stays(model, db, since, until), db)
     zone, zone_params, join = _zone_of_stay(model, connection, zones)
-    names = _transition_timeouts(model)
     business, day_joins = _business_seconds(days, connection.vendor)
-    ended = "".join(", SUM(CASE WHEN exit_timeout = %s THEN 1 ELSE 0 END)" for _ in names)
+    fired, fired_params = _fired_inside(model, db, since, until)
     sql = f"""
 WITH stays AS ({inner}),
 timed AS (
-    SELECT s.to_state AS step, s.entered, s.exit_timeout,
-        COALESCE(s.left_at, %s) AS left_at,
+    SELECT s.to_state AS step, s.entered, COALESCE(s.left_at, %s) AS left_at,
         CASE WHEN s.left_at IS NULL THEN 1 ELSE 0 END AS still_open,
         {zone} AS zone
     FROM stays s {join}
 ),
 durations AS (
-    SELECT t.step, t.still_open, t.exit_timeout,
-        t.left_at - t.entered AS seconds, {business} AS business
+    SELECT t.step, t.still_open, t.left_at - t.entered AS seconds, {business} AS business
     FROM timed t {day_joins}
 )
-{_per_step(connection.vendor, ended)}
-"""
-    return sql, [*params, until.timestamp(), *zone_params, *names]
+{_per_step(connection.vendor)}
+UNION ALL
+SELECT 'fired', to_state, exit_timeout, COUNT(*), NULL, NULL, NULL, NULL, NULL
+FROM stays WHERE exit_timeout IS NOT NULL GROUP BY to_state, exit_timeout
+{fired}"""
+    return sql, [*params, until.timestamp(), *zone_params, *fired_params]
 
 
-def _per_step(vendor: str, ended: str) -> str:
-    """The per-step aggregate. PostgreSQL has ``percentile_cont``, which sorts each
-    step's values alone; SQLite gets the same figures from row numbers."""
-    figures = "step, COUNT(*), SUM(still_open)"
-    if vendor == "postgresql":
-        percentiles = ", ".join(
-            f"percentile_cont({a / b}) WITHIN GROUP (ORDER BY {value})"
-            for value in ("seconds", "business")
-            for a, b in (MEDIAN, P90)
-        )
-        return f"SELECT {figures}, {percentiles} {ended} FROM durations GROUP BY step"
-    percentiles = ", ".join(
-        _percentile(value, rank, fraction)
-        for value, rank in (("seconds", "by_seconds"), ("business", "by_business"))
-        for fraction in (MEDIAN, P90)
-    )
-    return f"""
-, ranked AS (
-    SELECT step, still_open, seconds, business, exit_timeout,
-        ROW_NUMBER() OVER (PARTITION BY step ORDER BY seconds) AS by_seconds,
-        ROW_NUMBER() OVER (PARTITION BY step ORDER BY business) AS by_business,
-        COUNT(*) OVER (PARTITION BY step) AS n
-    FROM durations
-)
-SELECT {figures}, {percentiles} {ended} FROM ranked GROUP BY step"""
-
-
-def _transition_timeouts(model: Any) -> list[str]:
-    steps = model.workflow.steps.values()
-    return sorted({t.name for step in steps for t in step.timeouts if t.transition_to})
+def _fired_inside(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, tuple]:
+    """The part of the statement counting, per action timeout, the stays it fired in
+    (nothing when the workflow declares none)."""
+    if not _action_timeouts(model):
+        return "", ()
+    inner, params = _sql(firings(model, db, since, until), db)
+    sql = f"""UNION ALL
+SELECT 'fired', s.to_state, f.transition_name, COUNT(DISTINCT s.id), NULL, NULL, NULL, NULL, NULL
+FROM ({inner}) f JOIN stays s ON s.object_id = f.object_id AND s.to_state = f.from_state
+    AND (f.at, f.id) > (s.entered, s.id)
+    AND (s.left_at IS NULL OR (f.at, f.id) < (s.left_at, s.left_id))
+GROUP BY s.to_state, f.transition_name"""
+    return sql, params
 
 
 def _action_timeouts(model: Any) -> list[str]:
@@ -343,34 +336,29 @@ def _action_timeouts(model: Any) -> list[str]:
     return sorted({t.name for step in steps for t in step.timeouts if not t.transition_to})
 
 
-def _firings_statement(
-    model: Any, db: str, since: datetime, until: datetime
-) -> tuple[str, tuple] | None:
-    """Per (step, action timeout): the stays begun in the window in which it fired.
-
-    Entries and firings in one pass per record: ``seq`` counts the entries up to each
-    row, so a firing belongs to stay ``seq``; ``seq = 0`` is a stay begun before the
-    window. ``None`` when the workflow declares no action timeout.
-    """
-    names = _action_timeouts(model)
-    if not names:
-        return None
-    fired = Q(triggered_by=Trigger.TIMEOUT, from_state=F("to_state"), transition_name__in=names)
-    rows = (
-        _window_rows(model, db, since, until, ENTRY | fired)
-        .annotate(entry=Case(When(ENTRY, then=Value(1)), default=Value(0)))
-        .annotate(seq=Window(Sum("entry"), frame=RowRange(start=None, end=0), **PER_RECORD))
-        .values("object_id", "from_state", "transition_name", "entry", "seq")
+def _per_step(vendor: str) -> str:
+    """The per-step aggregate. PostgreSQL has ``percentile_cont``, which sorts each
+    step's values alone; SQLite gets the same figures from row numbers."""
+    figures = "'step', step, NULL, COUNT(*), SUM(still_open)"
+    if vendor == "postgresql":
+        percentiles = ", ".join(
+            f"percentile_cont({a / b}) WITHIN GROUP (ORDER BY {value})"
+            for value in ("seconds", "business")
+            for a, b in (MEDIAN, P90)
+        )
+        return f"SELECT {figures}, {percentiles} FROM durations GROUP BY step"
+    percentiles = ", ".join(
+        _percentile(value, rank, fraction)
+        for value, rank in (("seconds", "by_seconds"), ("business", "by_business"))
+        for fraction in (MEDIAN, P90)
     )
-    inner, params = _sql(rows, db)
-    sql = f"""
-SELECT from_state, transition_name, COUNT(*) FROM (
-    SELECT DISTINCT object_id, seq, from_state, transition_name FROM ({inner}) numbered
-    WHERE entry = 0 AND seq > 0
-) firings
-GROUP BY from_state, transition_name
-"""
-    return sql, params
+    return f"""SELECT {figures}, {percentiles} FROM (
+    SELECT step, still_open, seconds, business,
+        ROW_NUMBER() OVER (PARTITION BY step ORDER BY seconds) AS by_seconds,
+        ROW_NUMBER() OVER (PARTITION BY step ORDER BY business) AS by_business,
+        COUNT(*) OVER (PARTITION BY step) AS n
+    FROM durations
+) ranked GROUP BY step"""
 
 
 def _business_seconds(days: list[tuple] | None, vendor: str) -> tuple[str, str]:
@@ -456,16 +444,6 @@ def _percentile(value: str, rank: str, fraction: tuple[int, int]) -> str:
 # Assembling the figures ---------------------------------------------------------------
 
 
-def _ended_by_timeouts(model: Any, per_step: dict[str, tuple]) -> dict[tuple[str, str], int]:
-    """``{(step, transition timeout): stays it ended}`` from the per-step rows' last columns."""
-    names = _transition_timeouts(model)
-    return {
-        (step, name): int(row[7 + index] or 0)
-        for step, row in per_step.items()
-        for index, name in enumerate(names)
-    }
-
-
 def _figures(
     model: Any, per_step: dict[str, tuple], fired: dict[tuple[str, str], int], business: bool
 ) -> list[StepFigures]:
@@ -480,8 +458,8 @@ def _step_figures(
     model: Any, name: str, row: tuple | None, fired: dict, business: bool
 ) -> StepFigures:
     step = model.workflow.steps.get(name)
-    stays, still_open = (int(row[1]), int(row[2])) if row else (0, 0)
-    seconds = row[3:7] if row else (None,) * 4
+    stays, still_open = (int(row[0]), int(row[1])) if row else (0, 0)
+    seconds = row[2:6] if row else (None,) * 4
     hours = [None if value is None or not stays else value / 3600 for value in seconds]
     if not business:
         hours[2:] = [None, None]
