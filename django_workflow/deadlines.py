@@ -15,6 +15,7 @@ import copy
 import hashlib
 import logging
 from collections.abc import Iterable
+from dataclasses import fields
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -167,9 +168,20 @@ def fingerprint(model: Any) -> str:
         workflow.time_zone,
         str(workflow.time_zone_field),
         _stable(workflow.holidays),
-        repr(sorted((name, repr(works)) for name, works in workflow.deadline_works.items())),
+        repr(sorted((name, _declared(works)) for name, works in workflow.deadline_works.items())),
     ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _declared(works: Iterable[Any]) -> str:
+    """The works' fields that differ from their defaults: a field a later release adds
+    with a default leaves the fingerprint alone, so an upgrade recomputes nothing."""
+    return repr(
+        [
+            [(f.name, getattr(w, f.name)) for f in fields(w) if getattr(w, f.name) != f.default]
+            for w in works
+        ]
+    )
 
 
 def _stable(value: Any) -> str:

@@ -2,6 +2,7 @@
 (docs/deadlines.md, "How deadlines are found"): after entry, firing, failure, a
 moved anchor, a changed time zone or calendar, bulk writes, and a changed declaration."""
 
+from dataclasses import field, fields, make_dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -14,6 +15,7 @@ from django_workflow.firing import run_work
 from django_workflow.models import DeadlineDeclaration, WorkAttempt
 from django_workflow.schedulers.polling import poll, queue_waiting_steps
 from django_workflow.testing import run_due_work
+from django_workflow.work import Work
 from tests.moments import T
 from tests.testapp.models import Batch, Claim, Monitor, NationalClaim, Proposal, Sync
 
@@ -205,3 +207,14 @@ def test_instants_are_stored_in_utc_and_compare_on_both_databases(clock):
     proposal = Proposal.objects.create(respond_by=datetime(2026, 6, 1, 12, 0, tzinfo=UTC))
     assert stored(proposal) == datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
     assert Proposal.objects.filter(**{f"{NEXT_DUE_AT}__lte": T + timedelta(hours=4)}).count() == 1
+
+
+def test_a_field_a_later_release_adds_to_works_with_a_default_keeps_the_fingerprint():
+    later = make_dataclass(
+        "Later", [("someday", object, field(default=None))], bases=(Work,), frozen=True
+    )
+    works = Proposal.workflow.deadline_works["review"]
+    upgraded = [later(**{f.name: getattr(w, f.name) for f in fields(w)}) for w in works]
+    assert deadlines._declared(upgraded) == deadlines._declared(works)
+    changed = [later(**{f.name: getattr(w, f.name) for f in fields(w)}, someday=1) for w in works]
+    assert deadlines._declared(changed) != deadlines._declared(works)
