@@ -158,6 +158,7 @@ class WorkflowOverviewAdmin(admin.ModelAdmin):
             "title": "Workflows",
             "opts": self.model._meta,
             "models": [self._model_rows(request, m, now) for m in self._viewable(request)],
+            "time_in_step_days": status.TIME_IN_STEP_DAYS,
         }
         return TemplateResponse(request, "admin/django_workflow/overview.html", context)
 
@@ -177,6 +178,7 @@ class WorkflowOverviewAdmin(admin.ModelAdmin):
         def link(step: str, **more: str) -> str:
             return f"{changelist}?{urlencode({f'{state}__exact': step, **more})}"
 
+        times = status.times_in_step(model, now)
         return {
             "name": capfirst(model._meta.verbose_name_plural),
             "url": changelist,
@@ -188,6 +190,7 @@ class WorkflowOverviewAdmin(admin.ModelAdmin):
                     "overdue_url": link(row.step, workflow="overdue"),
                     "halted_url": link(row.step, workflow="halted"),
                     "waiting": _span(now - row.oldest_entry) if row.oldest_entry else "",
+                    "time": _time_in_step(times.get(row.step)),
                 }
                 for row in status.step_statuses(model, now)
             ],
@@ -606,6 +609,23 @@ def describe_deadline(deadline: Any, record: Any, now: Any = None) -> str:
     when = f"in {_span(left)}" if left.total_seconds() > 0 else f"overdue by {_span(-left)}"
     name = humanise(deadline.name)
     return f"{name} due {due:%a} {due.day} {due:%b %H:%M} {due.tzname()} ({when})"
+
+
+def _time_in_step(figures: Any) -> dict[str, str] | None:
+    """The overview's median and p90 time in step, and their business hours as a hint."""
+    if figures is None or not figures.stays:
+        return None
+    spans = [
+        "-" if hours is None else _span(timedelta(hours=hours))
+        for hours in (
+            figures.median_hours,
+            figures.p90_hours,
+            figures.median_business_hours,
+            figures.p90_business_hours,
+        )
+    ]
+    hint = f"{figures.stays} stays; in business hours: median {spans[2]}, p90 {spans[3]}"
+    return {"median": spans[0], "p90": spans[1], "hint": hint}
 
 
 def _span(length: timedelta) -> str:

@@ -460,7 +460,8 @@ def _step_figures(
     step = model.workflow.steps.get(name)
     stays, still_open = (int(row[0]), int(row[1])) if row else (0, 0)
     seconds = row[2:6] if row else (None,) * 4
-    hours = [None if value is None or not stays else value / 3600 for value in seconds]
+    # To the millisecond: SQLite's instants are floats, a few microseconds off.
+    hours = [None if value is None or not stays else round(value, 3) / 3600 for value in seconds]
     if not business:
         hours[2:] = [None, None]
     timeouts = tuple(

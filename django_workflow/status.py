@@ -7,7 +7,7 @@ page and the changelist's status filter read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import router
@@ -16,6 +16,10 @@ from django.utils import timezone
 
 from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from .report import StepFigures, time_in_step
+
+#: The window of the overview's time-in-step columns, in days up to now.
+TIME_IN_STEP_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -79,3 +83,13 @@ def step_statuses(model: Any, now: datetime | None = None) -> list[StepStatus]:
 
 def _per_step(records: Any, state: str) -> dict[str, int]:
     return dict(records.order_by().values_list(state).annotate(Count("pk")))
+
+
+def times_in_step(model: Any, now: datetime | None = None) -> dict[str, StepFigures]:
+    """Per step, the time-in-step figures of the stays begun in the last
+    ``TIME_IN_STEP_DAYS`` days (docs/report.md); none for a model that keeps no log."""
+    if model.workflow.log is not True:
+        return {}
+    now = now or timezone.now()
+    report = time_in_step(model, now - timedelta(days=TIME_IN_STEP_DAYS), now)
+    return {figures.step: figures for figures in report.steps}

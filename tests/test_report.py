@@ -326,3 +326,35 @@ def test_the_command_says_when_business_hours_are_left_out(week, monkeypatch):
 def test_the_command_refuses_what_it_cannot_report(args, message):
     with pytest.raises(CommandError, match=message):
         report_output(*args)
+
+
+# The admin's overview --------------------------------------------------------------------
+
+OVERVIEW = "/admin/django_workflow/workflowoverview/"
+
+
+def test_the_overview_shows_median_and_p90_time_in_step_over_the_last_30_days(admin_client, clock):
+    clock.move_to(T - timedelta(days=40), tick=False)
+    old = Proposal.objects.create()  # began before the window: left out
+    clock.move_to(T - timedelta(days=39), tick=False)
+    old.approve()
+    clock.move_to(T, tick=False)
+    quick, slow = Proposal.objects.create(), Proposal.objects.create()
+    clock.move_to(T + timedelta(hours=2), tick=False)
+    quick.approve()
+    clock.move_to(T + timedelta(hours=6), tick=False)
+    slow.approve()
+    clock.move_to(T + timedelta(days=1), tick=False)
+
+    page = admin_client.get(OVERVIEW)
+    html = page.content.decode()
+    assert "<th>Median in step (30 d)</th><th>p90 in step</th>" in html
+    proposals = next(m for m in page.context["models"] if m["name"] == "Proposals")
+    times = {step["row"].step: step["time"] for step in proposals["steps"]}
+    # review: 2 h and 6 h; approved, still open a day after T: 22 h and 18 h.
+    assert (times["review"]["median"], times["review"]["p90"]) == ("4 h", "5 h 36 min")
+    assert (times["approved"]["median"], times["approved"]["p90"]) == ("20 h", "21 h 36 min")
+    assert times["escalated"] is None  # nobody entered it
+    assert 'title="2 stays; in business hours: median 4 h, p90 5 h 36 min">4 h</td>' in html
+    claims = next(m for m in page.context["models"] if m["name"] == "Claims")
+    assert all(step["time"] is None for step in claims["steps"])  # Claim keeps no log
