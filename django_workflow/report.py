@@ -3,9 +3,10 @@
 For one workflow model and a window ``[since, until)``: per step, the stays that
 began in the window, their median and 90th percentile in calendar hours and in
 business hours, and per timeout of the step the share of those stays in which it
-fired. Everything is computed by one SQL statement over the log (window functions
-pair each entry into a step with the next one; percentiles come from row numbers),
-on SQLite and PostgreSQL alike: no log row is loaded into Python.
+fired. Everything is computed by one SQL statement over the log, on SQLite and
+PostgreSQL alike (a window function pairs each entry into a step with the record's
+next one; percentiles are PostgreSQL's ``percentile_cont``, or the same figures from
+row numbers on SQLite): no log row is loaded into Python.
 
 The report sees the log as it stood at ``until``: a stay still open then (or left
 later) counts up to ``until``, and a timeout that fired later did not fire.
