@@ -358,3 +358,28 @@ def test_the_overview_shows_median_and_p90_time_in_step_over_the_last_30_days(ad
     assert 'title="2 stays; in business hours: median 4 h, p90 5 h 36 min">4 h</td>' in html
     claims = next(m for m in page.context["models"] if m["name"] == "Claims")
     assert all(step["time"] is None for step in claims["steps"])  # Claim keeps no log
+
+
+def test_rows_written_at_the_same_instant_follow_the_logs_order(clock):
+    appeal = Appeal.objects.create()
+    appeal.ask()  # the clock stands still: both rows at T
+    clock.move_to(T + timedelta(hours=1), tick=False)
+    appeal.answer()
+    steps = by_step(time_in_step(Appeal, since=T, until=T + timedelta(hours=3)))
+    assert (steps["review"].stays, steps["review"].open) == (2, 1)
+    assert steps["review"].median_hours == pytest.approx((0 + 2) / 2)
+    assert (steps["waiting"].stays, steps["waiting"].median_hours) == (1, pytest.approx(1))
+
+
+def test_an_action_timeout_firing_twice_in_one_stay_counts_that_stay_once(week):
+    TransitionLog.objects.create(  # as after its anchor moved: a second round, same stay
+        record=week["b"],
+        from_state="review",
+        to_state="review",
+        triggered_by=Trigger.TIMEOUT,
+        transition_name="reminder",
+        occurred_at=at(3, 9),
+    )
+    review = by_step(time_in_step(Appeal, since=T, until=END))["review"]
+    assert {t.name: (t.fired, t.breach_rate) for t in review.timeouts}["reminder"] == (1, 0.25)
+    assert review.stays == 4  # a firing in place begins no stay
