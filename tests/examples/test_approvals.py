@@ -51,3 +51,12 @@ def test_approvers_are_reminded_every_two_days_until_it_expires(in_review, clock
 def test_changes_requested_send_it_back_to_draft(in_review):
     in_review.request_changes()
     assert fresh(in_review).state == "draft"
+
+
+def test_work_queues_offer_a_second_sign_off_to_anyone_but_the_first_signer(in_review, user_with):
+    alice, bob = user_with("alice"), user_with("bob")
+    in_review.sign(alice)
+    signable = Document.workflow.policy_for("second_review", "approve").q
+    assert not Document.objects.filter(signable(alice)).exists()
+    assert list(Document.objects.filter(signable(bob))) == [in_review]
+    assert not Document.objects.filter(signable(None)).exists()
