@@ -324,21 +324,28 @@ FROM stays WHERE exit_timeout IS NOT NULL GROUP BY to_state, exit_timeout
 def _fired_inside(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, tuple]:
     """The part of the statement counting, per action timeout, the stays it fired in
     (nothing when the workflow declares none)."""
-    if not _action_timeouts(model):
+    steps = [name for name, step in model.workflow.steps.items() if _action_timeouts_of(step)]
+    if not steps:
         return "", ()
     inner, params = _sql(firings(model, db, since, until), db)
+    marks = ", ".join(["%s"] * len(steps))
     sql = f"""UNION ALL
 SELECT 'fired', s.to_state, f.transition_name, COUNT(DISTINCT s.id), NULL, NULL, NULL, NULL, NULL
 FROM ({inner}) f JOIN stays s ON s.object_id = f.object_id AND s.to_state = f.from_state
     AND (f.at, f.id) > (s.entered, s.id)
     AND (s.left_at IS NULL OR (f.at, f.id) < (s.left_at, s.left_id))
+WHERE s.to_state IN ({marks})
 GROUP BY s.to_state, f.transition_name"""
-    return sql, params
+    return sql, (*params, *steps)
 
 
 def _action_timeouts(model: Any) -> list[str]:
     steps = model.workflow.steps.values()
-    return sorted({t.name for step in steps for t in step.timeouts if not t.transition_to})
+    return sorted({name for step in steps for name in _action_timeouts_of(step)})
+
+
+def _action_timeouts_of(step: Any) -> list[str]:
+    return [timeout.name for timeout in step.timeouts if not timeout.transition_to]
 
 
 def _per_step(vendor: str) -> str:
