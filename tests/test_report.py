@@ -290,14 +290,28 @@ def test_the_command_writes_csv(week):
     assert rows[1]["breach_rate:reminder"] == ""  # waiting has no such timeout
 
 
-def test_a_date_is_midnight_in_the_workflows_zone(week):
-    # Midnight in Zagreb on June 5th is 22:00 UTC on the 4th: b's escalated stay (Thu
-    # 09:00 UTC) began before it, a's second review (Fri 09:00) after it.
-    out, _ = report_output(
-        "testapp.Appeal", "--since", "2026-06-05", "--until", "2026-06-11", "--format", "csv"
-    )
-    stays = {row["step"]: row["stays"] for row in csv.DictReader(io.StringIO(out))}
-    assert stays == {"review": "2", "waiting": "0", "escalated": "0", "decided": "3"}
+def csv_stays(*args):
+    out, _ = report_output("testapp.Appeal", *args, "--format", "csv")
+    return {row["step"]: int(row["stays"]) for row in csv.DictReader(io.StringIO(out))}
+
+
+def test_a_date_is_midnight_in_the_workflows_zone(clock):
+    clock.move_to(at(4, 23), tick=False)  # June 5th, 01:00 in Zagreb
+    Appeal.objects.create()
+    assert csv_stays("--since", "2026-06-05", "--until", "2026-06-06")["review"] == 1
+    assert csv_stays("--since", "2026-06-05T00:00Z", "--until", "2026-06-06")["review"] == 0
+
+
+@pytest.mark.parametrize(
+    "since, decided",
+    [
+        ("2026-06-08T12:30", 3),  # no offset: Zagreb, 10:30 UTC, before c's and b's decision
+        ("2026-06-08T12:30+02:00", 3),
+        ("2026-06-08T12:30Z", 2),  # after c's decision at 12:00 UTC
+    ],
+)
+def test_a_date_time_without_an_offset_is_read_in_the_workflows_zone(week, since, decided):
+    assert csv_stays("--since", since, "--until", "2026-06-11")["decided"] == decided
 
 
 def test_the_command_says_when_business_hours_are_left_out(week, monkeypatch):
