@@ -28,10 +28,11 @@ from .work import Work
 logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 500
-#: SQLite has one writer; another writer kept waiting retries after 1, 3, 8, 18, 33 and
-#: 53 ms (SQLite's busy handler). After firing this long without a break the worker
-#: pauses long enough for any such retry to land in the pause and get its turn.
-SQLITE_BURST = 0.03
+#: SQLite has one writer; another writer kept waiting retries after 1, 3, 8, 18, 33, 53,
+#: 78, 103 and 128 ms (SQLite's busy handler: never more than 25 ms apart until 128 ms).
+#: After firing this long without a break the worker pauses longer than those 25 ms, so
+#: a writer that began waiting at any moment of the burst gets its turn in the pause.
+SQLITE_BURST = 0.1
 SQLITE_PAUSE = 0.03
 
 
