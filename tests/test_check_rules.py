@@ -1,26 +1,10 @@
 """System checks rule by rule, on throwaway models declared in an isolated app registry."""
 
-import pytest
 from django.db import models
 from django.db.models import Q
-from django.test.utils import isolate_apps
 
-from django_workflow import Route, Step, Timeout, Transition, Undo, WorkflowModel
+from django_workflow import Route, Step, Timeout, Transition, Undo
 from django_workflow.checks import check_model
-
-
-@pytest.fixture
-def declare():
-    """``declare(Workflow, **members)``: a workflow model no other test can see."""
-    with isolate_apps("tests.testapp"):
-        count = iter(range(1000))
-
-        def make(workflow, **members):
-            meta = type("Meta", (), {"app_label": "testapp"})
-            attrs = {"__module__": __name__, "Meta": meta, "Workflow": workflow, **members}
-            return type(f"Throwaway{next(count)}", (WorkflowModel,), attrs)
-
-        yield make
 
 
 def ids(model):

@@ -7,9 +7,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import models
-from django.test.utils import isolate_apps
 
-from django_workflow import Step, Transition, WorkflowModel, inbox
+from django_workflow import Step, Transition, inbox
 from django_workflow.checks import check_model
 from django_workflow.policies import any_of, is_staff, relates_to_actor_via
 from tests.testapp.models import Case, Claim, Escalation, Proposal, Ticket
@@ -167,20 +166,6 @@ def test_a_superuser_sees_every_registered_model(waiting, admin_client):
 
 
 # The check ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def declare():
-    """``declare(Workflow, **members)``: a workflow model no other test can see."""
-    with isolate_apps("tests.testapp"):
-        count = iter(range(1000))
-
-        def make(workflow, **members):
-            meta = type("Meta", (), {"app_label": "testapp"})
-            attrs = {"__module__": __name__, "Meta": meta, "Workflow": workflow, **members}
-            return type(f"Queued{next(count)}", (WorkflowModel,), attrs)
-
-        yield make
 
 
 def ids(model):
