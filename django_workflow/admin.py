@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import options
 from django.contrib.admin.options import IS_POPUP_VAR
 from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
@@ -25,7 +26,7 @@ from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 
 from . import graph, status
-from .admin_actions import BulkReport, asks_values, bulk_action, failed, reason_of
+from .admin_actions import BulkReport, asks_values, failed, reason_of, transition_action
 from .admin_work import my_work_view
 from .declaration import humanise
 from .engine import permits
@@ -35,6 +36,10 @@ from .queueing import attempt_row, retry_now
 from .scheduling import zone_of
 from .undo import undoable
 from .workflow_model import workflow_models
+
+#: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
+#: only the changelist's.
+CHANGE_LIST = getattr(getattr(options, "ActionLocation", None), "CHANGE_LIST", None)
 
 
 class WorkflowModelFilter(admin.SimpleListFilter):
@@ -224,21 +229,20 @@ class WorkflowAdminMixin:
         """What the project lists, then the next deadline."""
         return (*super().get_list_display(request), "workflow_next_deadline")
 
-    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+    def get_actions(self, request: HttpRequest, action_location: Any = CHANGE_LIST) -> Any:
         """Django's actions, then one per transition that asks for no value ("Close
         selected"), for users who may change records: each selected record is moved as
         its button would move it, and the message says what became of each."""
-        actions = super().get_actions(request)
+        location = () if action_location is None else (action_location,)
+        actions = super().get_actions(request, *location)
         disabled = self.actions is None or IS_POPUP_VAR in request.GET
-        if disabled or not self.has_change_permission(request):
+        if disabled or action_location != CHANGE_LIST or not self.has_change_permission(request):
             return actions
         workflow = self.model.workflow
         for name in workflow.transition_names:
-            if asks_values(workflow, name):
-                continue
-            key = f"workflow_{name}"
-            label = workflow.transition_label(name)
-            actions[key] = (partial(bulk_action, name=name), key, f"{label} selected")
+            if not asks_values(workflow, name):
+                action = self.get_action(transition_action(workflow, name), *location)
+                actions[f"workflow_{name}"] = action
         return actions
 
     def workflow_bulk_transition(self, request: HttpRequest, queryset: Any, name: str) -> None:

@@ -12,8 +12,18 @@ from .engine import error_summary
 from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
 
 
-def bulk_action(modeladmin: Any, request: HttpRequest, queryset: Any, name: str) -> None:
-    modeladmin.workflow_bulk_transition(request, queryset, name)
+def transition_action(workflow: Any, name: str) -> Any:
+    """An admin action moving the selected records through ``name``, described as
+    Django describes any action (``short_description``), so the admin's own
+    ``get_action`` wraps it for every Django version."""
+
+    def action(modeladmin: Any, request: HttpRequest, queryset: Any) -> None:
+        modeladmin.workflow_bulk_transition(request, queryset, name)
+
+    action.__name__ = f"workflow_{name}"
+    label = str(workflow.transition_label(name))
+    action.short_description = f"{label} selected".replace("%", "%%")
+    return action
 
 
 def asks_values(workflow: Any, name: str) -> bool:
