@@ -654,6 +654,9 @@ class Team(models.Model):
     )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+", blank=True)
 
+    def __str__(self) -> str:
+        return f"team {self.pk}"
+
 
 def in_the_region(actor, record, name):
     """A custom policy with no filter form: the actor's ``last_name`` is the case's region.
@@ -711,9 +714,7 @@ class Case(WorkflowModel):
         )
         review = Step(Transition("sign_off", to="resolved"), Transition("recheck", to="checking"))
         checking = Step(action="verify", on_success="review")
-        resolved = Step(
-            Transition("reopen", to="working"), policy=has_perm("testapp.change_case")
-        )
+        resolved = Step(Transition("reopen", to="working"), policy=has_perm("testapp.change_case"))
         withdrawn = Step(terminal=True)
 
     def verify(self):
