@@ -122,7 +122,23 @@ def add_duration(
     if isinstance(duration, timedelta):
         return instant + duration
     local = instant.astimezone(zone)
-    day = calendar.get_nth_working_day(local.date(), duration.days)
+    day = nth_working_day(calendar, local.date(), duration.days)
     wall = datetime.combine(day, local.time(), tzinfo=zone)
     # A wall time skipped by a clock change resolves to the same instant as its offset says.
     return wall.astimezone(UTC)
+
+
+#: The attribute a calendar keeps its answers in: it lives and dies with the calendar
+#: (a record's own calendar is built per call; a workflow's lasts the process).
+MEMO = "_workflow_nth_working_days"
+
+
+def nth_working_day(calendar: holidays_package.HolidayBase, day: date, n: int) -> date:
+    """``calendar.get_nth_working_day``, remembered per calendar: entering a step computes
+    each business-day deadline from the same day, and holidays walks it day by day. The
+    calendar's size is part of the key, so a holiday added to it later is not missed."""
+    memo = calendar.__dict__.setdefault(MEMO, {})
+    key = (day, n, len(calendar))
+    if key not in memo:
+        memo[key] = calendar.get_nth_working_day(day, n)
+    return memo[key]

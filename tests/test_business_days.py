@@ -1,12 +1,17 @@
 """Business days: weekdays that are not holidays, in a time zone (docs/deadlines.md)."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import holidays
 import pytest
 
-from django_workflow.durations import BusinessDays, add_duration, holiday_calendar
+from django_workflow.durations import (
+    BusinessDays,
+    add_duration,
+    holiday_calendar,
+    nth_working_day,
+)
 from django_workflow.scheduling import due_at
 from django_workflow.testing import run_due_work
 from tests.testapp.models import Claim, NationalClaim
@@ -120,3 +125,11 @@ def test_holidays_accept_a_calendar_or_dates():
     assert add_duration(thursday, BusinessDays(1), UTC, holiday_calendar(None)).day == 25
     dates = holiday_calendar(["2026-12-25"])
     assert add_duration(thursday, BusinessDays(1), UTC, dates).day == 28
+
+
+def test_a_holiday_added_to_a_calendar_after_it_answered_counts():
+    calendar = holiday_calendar([])
+    friday = date(2026, 12, 4)
+    assert nth_working_day(calendar, friday, 1) == date(2026, 12, 7)
+    calendar[date(2026, 12, 7)] = "Company day"
+    assert nth_working_day(calendar, friday, 1) == date(2026, 12, 8)
