@@ -19,6 +19,9 @@ benchmarks=("$@")
   benchmarks/idle_cpu.py
   benchmarks/transitions.py
   benchmarks/worker.py
+  benchmarks/bulk.py
+  benchmarks/actionable.py
+  benchmarks/report.py
 )
 for benchmark in "${benchmarks[@]}"; do
   echo "==> $benchmark (BENCH_SIZES=${BENCH_SIZES:-default} BENCH_ROWS=${BENCH_ROWS:-default})"
