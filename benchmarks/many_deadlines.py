@@ -17,7 +17,9 @@ deadline due by then already fired, nothing due:
    ``BENCH_TRANSITIONS`` records spread over the table, each moved once per
    round (flip from open, flop back the next round; each computes the entered
    step's ``next_due_at``, then the guarded UPDATE and the log row); target
-   <= 1.2x.
+   <= 1.2x;
+3. the floor the wider row sets: a hand-written ``UPDATE`` of the entry
+   instant and ``next_due_at`` on the same kind of spread rows (no target).
 
 Rounds alternate the models. ``BENCH_PROFILE=1`` prints a cProfile of the
 32-deadline transitions and of the 1-deadline ones.
@@ -41,7 +43,7 @@ import django
 django.setup()
 
 from django.core.management import call_command
-from django.db import connections
+from django.db import connections, transaction
 
 from benchmarks import common
 from benchmarks.benchapp.models import ManyDeadlines, OneDeadline
@@ -87,6 +89,31 @@ def transitions(model):
     return run
 
 
+def plain_updates(model):
+    """The floor a table's width sets: a hand-written ``UPDATE`` of the entry instant and
+    ``next_due_at`` on the same kind of spread rows, one transaction each."""
+    connection = connections[ALIAS]
+    table = model._meta.db_table
+    rows = model.objects.using(ALIAS).filter(state="open").order_by("pk")
+    keys = list(rows.values_list("pk", flat=True))
+    chosen = keys[:: max(1, len(keys) // TRANSITIONS)][:TRANSITIONS]
+    sql = (
+        f"UPDATE {table} SET state_entered_at = now(), "
+        "next_due_at = now() + interval '1 day' WHERE id = %s"
+    )
+
+    def run():
+        total = 0.0
+        for key in chosen:
+            started = common.time.perf_counter()
+            with transaction.atomic(using=ALIAS), connection.cursor() as cursor:
+                cursor.execute(sql, [key])
+            total += common.time.perf_counter() - started
+        return total / len(chosen)
+
+    return run
+
+
 def main():
     print(f"machine: {common.machine()}")
     common.use(ALIAS)
@@ -101,16 +128,23 @@ def main():
     moves = common.alternate(
         {"32 deadlines": transitions(ManyDeadlines), "1 deadline": transitions(OneDeadline)}
     )
+    floors = common.alternate(
+        {"32 deadlines": plain_updates(ManyDeadlines), "1 deadline": plain_updates(OneDeadline)}
+    )
     print()
     print(f"PostgreSQL, {common.ROWS:,} rows each, median [min-max] of {common.ROUNDS} rounds")
     for title, results, unit, target in (
         ("idle tick (poll, nothing due)", ticks, "µs", 1.5),
         ("manual transition", moves, "µs", 1.2),
+        ("plain UPDATE of the same rows (the width's floor)", floors, "µs", None),
     ):
         print(f"  {title}")
         for label, values in results.items():
             print(f"    {label:<14}{common.spread(values, 1e6):>32} {unit}")
         ratio = common.med(results["32 deadlines"]) / common.med(results["1 deadline"])
+        if target is None:
+            print(f"    ratio 32 / 1 {ratio:6.2f}")
+            continue
         mark = common.verdict(ratio <= target)
         print(f"    ratio 32 / 1 {ratio:6.2f}   target <= {target:.2f}  {mark}")
     if common.profiling():  # both, so the difference can be read off
