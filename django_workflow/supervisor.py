@@ -73,9 +73,14 @@ class Supervisor:
         stopping.request()
         # The grace starts now: on SQLite the timeline's last write may wait for a running action.
         self._shut_down(clusters)
+        # Stopped before the hand-over: a beat that read the attempts while their process
+        # still ran would otherwise renew a lease the hand-over has just ended.
+        heartbeat.stop()
+        released = hand_over(self.node)
+        if released:
+            self.say(f"released {released} unfinished attempt(s) for another worker")
         if timeline is not None:
             timeline.join()
-        heartbeat.stop()
         return self.healthy
 
     def _watch(self, clusters: list[Any]) -> None:
@@ -90,7 +95,7 @@ class Supervisor:
                 self.stop.set()
 
     def _shut_down(self, clusters: list[Any]) -> None:
-        """Let running tasks finish within the grace; kill and release what is left.
+        """Let running tasks finish within the grace; kill what is left.
 
         Every django-q2 process gets SIGTERM, as from a process-group stop: the
         sentinels, pushers and monitors end at once, so nothing new is pulled
@@ -111,9 +116,6 @@ class Supervisor:
             self.say(f"killed {len(left)} process(es) still running after {grace} s")
         for cluster in clusters:
             cluster.sentinel.join(timeout=5)
-        released = hand_over(self.node)
-        if released:
-            self.say(f"released {released} unfinished attempt(s) for another worker")
 
 
 def _adopt_orphans() -> None:
