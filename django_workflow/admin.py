@@ -629,6 +629,8 @@ def _time_in_step(figures: Any) -> dict[str, str] | None:
         )
     ]
     hint = f"{figures.stays} stays; in business hours: median {spans[2]}, p90 {spans[3]}"
+    if figures.median_hours is None:  # a terminal step: entered, never left
+        hint = f"{figures.stays} entered; a terminal step has no time in step"
     return {"median": spans[0], "p90": spans[1], "hint": hint}
 
 

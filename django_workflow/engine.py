@@ -14,17 +14,16 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from django.db import connections, router, transaction
+from django.db import router, transaction
 from django.db.models import Q
 from django.db.models.signals import post_save, pre_save
-from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from . import deadlines, probes, rearming, retrying, statements
@@ -178,6 +177,7 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     with transaction.atomic(using=db):
         if signals:
             _pre_save(model, _with_values(record, changes), changes, db)
+        event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
         if not rows.update(**changes):
             raise StaleRecord(record, tuple(guard))
@@ -199,14 +199,17 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         same, due = deadlines.common_entry_due(model, step, changes[STATE_ENTERED_AT])
         changes = {**changes, NEXT_DUE_AT: due} if same else changes
         per_record = not same
-    signals = _save_signals(model)
-    if signals:
-        before = model._base_manager.using(db).in_bulk(list(claim.values_list("pk", flat=True)))
-        for instance in before.values():
-            _pre_save(model, _with_values(instance, changes), changes, db)
-    pks = _update_returning(model, claim, changes, db)
+    # The claim's rows are locked (or, on SQLite, the transaction writes alone): the
+    # entry instants read here are still theirs when the UPDATE writes.
+    entered = dict(claim.values_list("pk", STATE_ENTERED_AT))
+    pks = list(entered)
     if not pks:
         return pks
+    signals = _save_signals(model)
+    if signals:
+        for instance in model._base_manager.using(db).in_bulk(pks).values():
+            _pre_save(model, _with_values(instance, changes), changes, db)
+    model._base_manager.using(db).filter(pk__in=pks).update(**changes)
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
         deadlines.refresh(model, pks, db)
     if signals:
@@ -214,7 +217,9 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         for instance in model._base_manager.using(db).in_bulk(pks).values():
             _post_save(model, instance, written, db)
     if model.workflow.log is True:
-        rows = [_log_row(model, pk, event, db) for pk in pks]
+        rows = [
+            _log_row(model, pk, replace(event, from_state_entered_at=entered[pk]), db) for pk in pks
+        ]
         TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
     instances = {}
     if step_changed.has_listeners(model):
@@ -245,23 +250,6 @@ def _post_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> N
         raw=False,
         using=db,
     )
-
-
-def _update_returning(model: Any, claim: Any, changes: dict[str, Any], db: str) -> list[Any]:
-    """Update the claimed rows in one statement where the database returns what it updated."""
-    connection = connections[db]
-    rows = model._base_manager.using(db)
-    if model._meta.parents or not connection.features.can_return_columns_from_insert:
-        pks = list(claim.values_list("pk", flat=True))
-        rows.filter(pk__in=pks).update(**changes)
-        return pks
-    query = rows.filter(pk__in=claim.values("pk")).query.chain(UpdateQuery)
-    query.add_update_values(changes)
-    sql, params = query.get_compiler(using=db).as_sql()
-    pk = model._meta.pk
-    with connection.cursor() as cursor:
-        cursor.execute(f"{sql} RETURNING {connection.ops.quote_name(pk.column)}", params)
-        return [pk.to_python(row[0]) for row in cursor.fetchall()]
 
 
 #: Owned columns the engine lets the next ``save()`` of an instance write (a firing's).
@@ -708,6 +696,8 @@ def database(record: Any) -> str:
 def log_event(record: Any, event: Event) -> None:
     """Write a log row, when the workflow logs."""
     if type(record).workflow.log is True:
+        if event.from_state and event.from_state_entered_at is None:  # in place: not moved
+            event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         db = database(record)
         statements.insert_log(_log_row(type(record), record.pk, event, db), db)
 
@@ -754,4 +744,5 @@ def _log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
         reverses=event.reverses,
         comment=event.comment or "",
         data=event.data,
+        from_state_entered_at=event.from_state_entered_at,
     )

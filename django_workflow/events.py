@@ -48,3 +48,6 @@ class Event:
     reverses: Any = None  # the log row an undo reverses
     comment: str = ""
     data: Any = None
+    #: When the record had entered ``from_state``: the start of the stay this event
+    #: ends (a move) or happens in (in place).
+    from_state_entered_at: Any = None

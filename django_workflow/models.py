@@ -28,6 +28,12 @@ class TransitionLog(models.Model):
     transition_name = models.CharField(max_length=200, blank=True)
     triggered_by = models.CharField(max_length=20, choices=Trigger.choices)
     occurred_at = models.DateTimeField(default=timezone.now)
+    from_state_entered_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the record had entered from_state: the start of the stay "
+        "this row ends, or happens in.",
+    )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -202,15 +202,27 @@ class MoveRecords(_RepairOperation):
         with transaction.atomic(using=alias):
             log_to = self._log_target(to_state.apps, model, alias) if self.log else None
             # Locked until the migration commits, so every key read here is moved below.
-            pks = list(rows.select_for_update().order_by("pk").values_list("pk", flat=True))
+            entered = dict(self._entered(rows.select_for_update().order_by("pk"), model))
+            pks = list(entered)
             for start in range(0, len(pks), CHUNK_SIZE):
                 chunk = pks[start : start + CHUNK_SIZE]
                 rows.filter(pk__in=chunk).update(**changes)
                 if log_to is not None:
                     log_model, content_type = log_to
                     log_model._base_manager.db_manager(alias).bulk_create(
-                        [self._log_row(log_model, content_type, pk, now) for pk in chunk]
+                        [
+                            self._log_row(log_model, content_type, pk, now, entered[pk])
+                            for pk in chunk
+                        ]
                     )
+
+    @staticmethod
+    def _entered(rows: Any, model: Any) -> Any:
+        """``(key, entry instant)`` of each row, the instant ``None`` where the historical
+        model has no such column."""
+        if _has_field(model, STATE_ENTERED_AT):
+            return rows.values_list("pk", STATE_ENTERED_AT)
+        return ((pk, None) for pk in rows.values_list("pk", flat=True))
 
     def _cleared_columns(self, model: Any) -> list[str]:
         """The fired columns entering ``to_step`` clears, where the historical model has them.
@@ -247,8 +259,8 @@ class MoveRecords(_RepairOperation):
         )
         return log_model, content_type
 
-    def _log_row(self, log_model: Any, content_type: Any, pk: Any, now: Any) -> Any:
-        return log_model(
+    def _log_row(self, log_model: Any, content_type: Any, pk: Any, now: Any, entered: Any) -> Any:
+        row = log_model(
             content_type=content_type,
             object_id=str(pk),
             from_state=self.from_step,
@@ -259,6 +271,9 @@ class MoveRecords(_RepairOperation):
             actor_repr="",
             error="",
         )
+        if _has_field(log_model, "from_state_entered_at"):  # the log's migration 0007 on
+            row.from_state_entered_at = entered
+        return row
 
     def describe(self) -> str:
         return f"Move the {self.model} records in step {self.from_step!r} to {self.to_step!r}"

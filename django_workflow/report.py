@@ -3,13 +3,17 @@
 For one workflow model and a window ``[since, until)``: per step, the stays that
 began in the window, their median and 90th percentile in calendar hours and in
 business hours, and per timeout of the step the share of those stays in which it
-fired. Everything is computed by one SQL statement over the log, on SQLite and
-PostgreSQL alike (a window function pairs each entry into a step with the record's
-next one; percentiles are PostgreSQL's ``percentile_cont``, or the same figures from
-row numbers on SQLite): no log row is loaded into Python.
+fired. Everything is computed by one SQL statement, on SQLite and PostgreSQL
+alike: no log row is loaded into Python.
+
+A stay is one row: the log row that ended it names the step and when the record
+had entered it (``from_state_entered_at``); a stay not ended yet is the record's
+current step, read from the record. Percentiles are PostgreSQL's
+``percentile_cont``, or the same figures from row numbers on SQLite.
 
 The report sees the log as it stood at ``until``: a stay still open then (or left
-later) counts up to ``until``, and a timeout that fired later did not fire.
+later) counts up to ``until``, and a timeout that fired later did not fire. A
+deleted record's ended stays still count; its open one went with it.
 
 Business hours are the hours of the stay that fell on working days of the
 record's calendar, in the record's time zone (24 per working day), the days a
@@ -26,10 +30,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, router, transaction
-from django.db.models import Case, F, FloatField, Func, Q, When, Window
-from django.db.models.functions import Lead
+from django.db.models import Case, Count, F, FloatField, Func, Q, Value, When
 from django.utils import timezone
 
+from .columns import STATE_ENTERED_AT
 from .durations import holiday_calendar
 from .events import Trigger
 from .models import TransitionLog
@@ -116,7 +120,12 @@ def time_in_step(
             cursor.execute("SET LOCAL jit = off")
         cursor.execute(*_statement(model, db, since, until, zones, days))
         rows = cursor.fetchall()
-    per_step = {row[1]: row[3:] for row in rows if row[0] == "step"}
+    per_step: dict[str, tuple] = {}
+    for row in rows:  # a terminal step's open stays are counted apart from its ended ones
+        if row[0] == "step":
+            stays, still_open, *seconds = row[3:]
+            before = per_step.get(row[1], (0, 0))
+            per_step[row[1]] = (before[0] + stays, before[1] + still_open, *seconds)
     fired = {(row[1], row[2]): row[3] for row in rows if row[0] == "fired"}
     figures = _figures(model, per_step, fired, business=days is not None)
     return Report(model, since, until, figures, note)
@@ -235,53 +244,90 @@ class EpochSeconds(Func):
         return self.as_sql(compiler, connection, template="date_part('epoch', %(expressions)s)")
 
 
-def _window_rows(model: Any, db: str, since: datetime, until: datetime, condition: Q) -> Any:
-    """The model's log rows of the window that meet ``condition``."""
+def _log_rows(model: Any, db: str, since: datetime, until: datetime, condition: Q) -> Any:
+    """The model's log rows meeting ``condition`` that belong to stays begun in the window."""
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
     rows = TransitionLog.objects.using(db).filter(
-        condition, content_type=content_type, occurred_at__gte=since, occurred_at__lt=until
+        condition,
+        content_type=content_type,
+        from_state_entered_at__gte=since,
+        from_state_entered_at__lt=until,
     )
     return rows.order_by()
 
 
-#: Each record's log rows in the order they happened.
-PER_RECORD = {"partition_by": [F("object_id")], "order_by": [F("occurred_at"), F("id")]}
-#: A log row that begins a stay: not a failure or halt, not a timeout that fired in place.
-ENTRY = ~Q(triggered_by__in=NOT_ENTRIES) & ~Q(
-    triggered_by=Trigger.TIMEOUT, from_state=F("to_state")
+#: A log row that ends a stay: a move out of ``from_state`` (a manual transition back into
+#: the same step ends one stay and begins the next); not a failure, a halt, or a timeout
+#: that fired in place.
+LEAVING = (
+    ~Q(from_state="")
+    & ~Q(triggered_by__in=NOT_ENTRIES)
+    & ~Q(triggered_by=Trigger.TIMEOUT, from_state=F("to_state"))
 )
 
 
-def stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
-    """Each entry into a step in the window, paired with the record's next entry: the
-    stay's start and end in epoch seconds (``NULL`` while open), and the name of the
-    transition timeout that ended it, if one did."""
-    ended_by_timeout = Case(When(triggered_by=Trigger.TIMEOUT, then=F("transition_name")))
+def ended_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
+    """Each stay begun in the window that its record has left since: the row that left
+    it names the step and its start, so a stay is one row. Its end, in epoch seconds,
+    counts only when it came before ``until``."""
+    left_at = Case(When(occurred_at__lt=until, then=EpochSeconds("occurred_at")))
     return (
-        _window_rows(model, db, since, until, ENTRY)
-        .annotate(
-            entered=EpochSeconds("occurred_at"),
-            left_at=Window(Lead(EpochSeconds("occurred_at")), **PER_RECORD),
-            left_id=Window(Lead("id"), **PER_RECORD),
-            exit_timeout=Window(Lead(ended_by_timeout), **PER_RECORD),
-        )
-        .values("id", "to_state", "object_id", "entered", "left_at", "left_id", "exit_timeout")
+        _log_rows(model, db, since, until, LEAVING)
+        .annotate(step=F("from_state"), entered=EpochSeconds("from_state_entered_at"))
+        .annotate(left_at=left_at)
+        .values("object_id", "step", "entered", "left_at")
     )
+
+
+def current_stays(model: Any, db: str, since: datetime, until: datetime, zones: list[str]) -> Any:
+    """Each record's stay in its current step, when it began in the window: open now,
+    so open at ``until`` too. Its zone comes with it, by number (see ``_zones``).
+    Terminal steps are only counted (``terminal_stays``)."""
+    state = model.workflow.state_attribute
+    rows = _current(model, db, since, until).exclude(**{f"{state}__in": _terminal(model)})
+    return rows.annotate(
+        step=F(state),
+        entered=EpochSeconds(STATE_ENTERED_AT),
+        zone=_zone_number(model, zones),
+    ).values("step", "entered", "zone")
+
+
+def terminal_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
+    """Per terminal step, the records that entered it in the window and are there now.
+    Time in a step no record leaves is only the time since it got there: no figures."""
+    state = model.workflow.state_attribute
+    rows = _current(model, db, since, until).filter(**{f"{state}__in": _terminal(model)})
+    return rows.values(terminal_step=F(state)).annotate(stays=Count("pk"))
+
+
+def _current(model: Any, db: str, since: datetime, until: datetime) -> Any:
+    rows = model._base_manager.using(db).order_by()
+    return rows.filter(**{f"{STATE_ENTERED_AT}__gte": since, f"{STATE_ENTERED_AT}__lt": until})
+
+
+def _terminal(model: Any) -> list[str]:
+    return [name for name, step in model.workflow.steps.items() if step.is_terminal]
+
+
+def _zone_number(model: Any, zones: list[str]) -> Any:
+    """A record's zone as its number in ``zones`` (0, the workflow's, when it names none)."""
+    if len(zones) == 1:
+        return Value(0)
+    field = model.workflow.time_zone_field
+    cases = [When(**{field: name}, then=Value(number)) for number, name in enumerate(zones)]
+    return Case(*cases[1:], default=Value(0))
 
 
 def _sql(queryset: Any, db: str) -> tuple[str, tuple]:
     return queryset.query.get_compiler(using=db).as_sql()  # in that database's dialect
 
 
-def firings(model: Any, db: str, since: datetime, until: datetime) -> Any:
-    """The window's firings of action timeouts: log rows of a timeout that fired in place."""
-    fired = Q(
-        triggered_by=Trigger.TIMEOUT,
-        from_state=F("to_state"),
-        transition_name__in=_action_timeouts(model),
-    )
-    rows = _window_rows(model, db, since, until, fired).annotate(at=EpochSeconds("occurred_at"))
-    return rows.values("id", "object_id", "from_state", "transition_name", "at")
+def firings(model: Any, db: str, since: datetime, until: datetime, names: list[str]) -> Any:
+    """The log rows of timeouts ``names`` firing before ``until`` in stays begun in the
+    window: a transition timeout's row ends the stay, an action timeout's happens in it."""
+    fired = Q(triggered_by=Trigger.TIMEOUT, transition_name__in=names, occurred_at__lt=until)
+    rows = _log_rows(model, db, since, until, fired)
+    return rows.values("from_state", "transition_name", "object_id", "from_state_entered_at")
 
 
 def _statement(
@@ -297,20 +343,25 @@ def _statement(
     Rows ``("step", step, None, stays, open, median, p90, business median, business
     p90)`` per step with stays, and ``("fired", step, timeout, stays)`` per timeout
     that fired: a transition timeout is what ended the stay; an action timeout's
-    firing lies inside the stay (by time, then by log row).
+    firing names the stay it happened in.
     """
     connection = connections[db]
-    inner, params = _sql(stays(model, db, since, until), db)
-    zone, zone_params, join = _zone_of_stay(model, connection, zones)
+    ended, ended_params = _sql(ended_stays(model, db, since, until), db)
+    current, current_params = _sql(current_stays(model, db, since, until, zones), db)
+    zone, join = _zone_of_ended(model, connection, zones)
     business, day_joins = _business_seconds(days, connection.vendor)
     fired, fired_params = _fired_inside(model, db, since, until)
+    terminal, terminal_params = _sql(terminal_stays(model, db, since, until), db)
     sql = f"""
-WITH stays AS ({inner}),
+WITH stays AS (
+    SELECT s.step, s.entered, s.left_at, {zone} AS zone FROM ({ended}) s {join}
+    UNION ALL
+    SELECT c.step, c.entered, NULL, c.zone FROM ({current}) c
+),
 timed AS (
-    SELECT s.to_state AS step, s.entered, COALESCE(s.left_at, %s) AS left_at,
-        CASE WHEN s.left_at IS NULL THEN 1 ELSE 0 END AS still_open,
-        {zone} AS zone
-    FROM stays s {join}
+    SELECT step, entered, COALESCE(left_at, %s) AS left_at,
+        CASE WHEN left_at IS NULL THEN 1 ELSE 0 END AS still_open, zone
+    FROM stays
 ),
 durations AS (
     SELECT t.step, t.still_open, t.left_at - t.entered AS seconds, {business} AS business
@@ -318,50 +369,57 @@ durations AS (
 )
 {_per_step(connection.vendor)}
 UNION ALL
-SELECT 'fired', to_state, exit_timeout, COUNT(*), NULL, NULL, NULL, NULL, NULL
-FROM stays WHERE exit_timeout IS NOT NULL GROUP BY to_state, exit_timeout
-{fired}"""
-    return sql, [*params, until.timestamp(), *zone_params, *fired_params]
+SELECT 'step', t.terminal_step, NULL, t.stays, t.stays, NULL, NULL, NULL, NULL
+FROM ({terminal}) t{fired}"""
+    params = [*ended_params, *current_params, until.timestamp(), *terminal_params]
+    return sql, [*params, *fired_params]
 
 
-def _fired_inside(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, tuple]:
-    """The part of the statement counting, per action timeout, the stays it fired in
-    (nothing when the workflow declares none)."""
-    steps = [name for name, step in model.workflow.steps.items() if _action_timeouts_of(step)]
-    if not steps:
-        return "", ()
-    inner, params = _sql(firings(model, db, since, until), db)
-    marks = ", ".join(["%s"] * len(steps))
-    sql = f"""UNION ALL
-SELECT 'fired', s.to_state, f.transition_name, COUNT(DISTINCT s.id), NULL, NULL, NULL, NULL, NULL
-FROM ({inner}) f JOIN stays s ON s.object_id = f.object_id AND s.to_state = f.from_state
-    AND (f.at, f.id) > (s.entered, s.id)
-    AND (s.left_at IS NULL OR (f.at, f.id) < (s.left_at, s.left_id))
-WHERE s.to_state IN ({marks})
-GROUP BY s.to_state, f.transition_name"""
-    return sql, (*params, *steps)
+def _fired_inside(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, list]:
+    """The part of the statement counting, per timeout, the stays it fired in. A timeout
+    counted from the entry fires at most once a stay, so its rows are counted; one
+    whose anchor can move may fire again in the same stay, so its stays are."""
+    once, again = _timeouts(model)
+    sql, params = "", []
+    for names, distinct in ((once, False), (again, True)):
+        if names:
+            rows = firings(model, db, since, until, names)
+            inner, inner_params = _sql(rows.distinct() if distinct else rows, db)
+            sql += f"""
+UNION ALL
+SELECT 'fired', f.from_state, f.transition_name, COUNT(*), NULL, NULL, NULL, NULL, NULL
+FROM ({inner}) f GROUP BY f.from_state, f.transition_name"""
+            params += inner_params
+    return sql, params
 
 
-def _action_timeouts(model: Any) -> list[str]:
-    steps = model.workflow.steps.values()
-    return sorted({name for step in steps for name in _action_timeouts_of(step)})
+def _timeouts(model: Any) -> tuple[list[str], list[str]]:
+    """The names of the timeouts that fire once a stay, and of the others."""
+    once, again = set(), set()
+    for step in model.workflow.steps.values():
+        for timeout in step.timeouts:
+            (once if _once_a_stay(timeout) else again).add(timeout.name)
+    return sorted(once - again), sorted(again)
 
 
-def _action_timeouts_of(step: Any) -> list[str]:
-    return [timeout.name for timeout in step.timeouts if not timeout.transition_to]
+def _once_a_stay(timeout: Any) -> bool:
+    from_entry = timeout.fire_at is None and timeout.field in (None, STATE_ENTERED_AT)
+    return bool(timeout.transition_to) or from_entry
 
 
 def _per_step(vendor: str) -> str:
     """The per-step aggregate. PostgreSQL has ``percentile_cont``, which sorts each
-    step's values alone; SQLite gets the same figures from row numbers."""
+    step's values once for both fractions; SQLite gets the same figures from row
+    numbers."""
     figures = "'step', step, NULL, COUNT(*), SUM(still_open)"
     if vendor == "postgresql":
-        percentiles = ", ".join(
-            f"percentile_cont({a / b}) WITHIN GROUP (ORDER BY {value})"
-            for value in ("seconds", "business")
-            for a, b in (MEDIAN, P90)
-        )
-        return f"SELECT {figures}, {percentiles} FROM durations GROUP BY step"
+        fractions = ", ".join(str(a / b) for a, b in (MEDIAN, P90))
+        cont = f"percentile_cont(ARRAY[{fractions}]) WITHIN GROUP"
+        return f"""SELECT 'step', step, NULL, stays, still_open, s[1], s[2], b[1], b[2] FROM (
+    SELECT step, COUNT(*) AS stays, SUM(still_open) AS still_open,
+        {cont} (ORDER BY seconds) AS s, {cont} (ORDER BY business) AS b
+    FROM durations GROUP BY step
+) per_step"""
     percentiles = ", ".join(
         _percentile(value, rank, fraction)
         for value, rank in (("seconds", "by_seconds"), ("business", "by_business"))
@@ -398,17 +456,22 @@ def _day_of(seconds: str, vendor: str) -> str:
     return f"CAST({seconds} / {DAY} AS INTEGER)"  # SQLite truncates; instants are after 1970
 
 
-def _zone_of_stay(model: Any, connection: Any, zones: list[str]) -> tuple[str, list[str], str]:
-    """The SQL giving a stay's zone number, its parameters, and the join it needs: the
-    record's ``time_zone_field``, found by its key (the log keeps it as text)."""
+def _zone_of_ended(model: Any, connection: Any, zones: list[str]) -> tuple[str, str]:
+    """The SQL giving an ended stay's zone number and the join it needs: the record's
+    ``time_zone_field``, found by its key (the log keeps it as text)."""
     if len(zones) == 1:
-        return "0", [], ""
+        return "0", ""
     quote = connection.ops.quote_name
     column = quote(model._meta.get_field(model.workflow.time_zone_field).column)
-    cases = " ".join(f"WHEN %s THEN {number}" for number in range(1, len(zones)))
+    cases = " ".join(f"WHEN '{_literal(name)}' THEN {n}" for n, name in enumerate(zones) if n)
     table, pk = quote(model._meta.db_table), model._meta.pk
     join = f"LEFT JOIN {table} m ON {_same_key(f'm.{quote(pk.column)}', pk, connection)}"
-    return f"CASE m.{column} {cases} ELSE 0 END", zones[1:], join
+    return f"CASE m.{column} {cases} ELSE 0 END", join
+
+
+def _literal(zone: str) -> str:
+    """A zone name inside the statement: ``_zones`` checked it is one zoneinfo knows."""
+    return zone.replace("'", "''")
 
 
 def _same_key(key: str, pk: Any, connection: Any) -> str:
@@ -477,6 +540,8 @@ def _step_figures(
     seconds = row[2:6] if row else (None,) * 4
     # To the millisecond: SQLite's instants are floats, a few microseconds off.
     hours = [None if value is None or not stays else round(value, 3) / 3600 for value in seconds]
+    if step is not None and step.is_terminal:
+        hours = [None] * 4
     if not business:
         hours[2:] = [None, None]
     timeouts = tuple(

@@ -163,6 +163,14 @@ def test_move_records_logs_one_migration_row_per_moved_record(states):
     assert {row.content_type for row in rows} == {ContentType.objects.get_for_model(Candidate)}
 
 
+def test_the_migration_row_names_when_the_record_had_entered_the_step_it_left(states):
+    candidate = strand(Candidate.objects.create(name="ada"))
+    entered = timezone.now() - timedelta(days=3)
+    Candidate.objects.filter(pk=candidate.pk).update(state_entered_at=entered)
+    forwards(MoveRecords("testapp.Candidate", "gone", "interview"), states)
+    assert migration_rows().get().from_state_entered_at == entered
+
+
 def test_the_migration_row_is_the_last_entry_of_the_records_history(states):
     candidate = strand(Candidate.objects.create(name="ada"))
     forwards(MoveRecords("testapp.Candidate", "gone", "interview"), states)

@@ -118,19 +118,29 @@ def test_breach_rate_is_the_share_of_stays_in_which_each_timeout_fired(week):
     assert rates == {"reminder": ("action", 1, 0.25), "escalation": ("transition", 1, 0.25)}
 
 
-def test_open_stays_count_up_to_the_reports_end(week):
+def test_stays_left_after_the_reports_end_count_up_to_it(week):
+    steps = by_step(time_in_step(Appeal, since=T, until=at(4, 12)))
+    # By Thursday 12:00 a has waited since Mon 11:00 (73 h; it answers on Friday), b has
+    # been escalated since 09:00 (3 h; decided on Monday); both reviews had ended.
+    waiting, escalated = steps["waiting"], steps["escalated"]
+    assert (waiting.stays, waiting.open, waiting.median_hours) == (1, 1, pytest.approx(73))
+    assert waiting.median_business_hours == pytest.approx(73 - 14)  # Zagreb's Thursday
+    assert (escalated.stays, escalated.open, escalated.p90_hours) == (1, 1, pytest.approx(3))
+    assert (steps["review"].stays, steps["review"].open) == (2, 0)
+
+
+def test_a_terminal_step_counts_its_stays_without_figures(week):
     decided = by_step(time_in_step(Appeal, since=T, until=END))["decided"]
-    # a since Tue 09:00 (24 h), b since Mon 13:00 (44 h), c since Mon 12:00 (45 h).
+    # Time in a step no record leaves is only the time since it got there.
     assert (decided.stays, decided.open) == (3, 3)
-    assert decided.median_hours == pytest.approx(44)
-    assert decided.p90_hours == pytest.approx(44 + 0.8 * 1)  # rank 1 + 2 * 0.9 = 2.8
-    assert decided.median_business_hours == pytest.approx(44)  # Monday and Tuesday work
+    assert [decided.median_hours, decided.p90_hours, decided.median_business_hours] == [None] * 3
 
 
-def test_until_defaults_to_now(week, clock):
-    clock.move_to(END + timedelta(hours=6), tick=False)
-    decided = by_step(time_in_step(Appeal, since=T))["decided"]
-    assert decided.median_hours == pytest.approx(50)
+def test_until_defaults_to_now(clock):
+    Appeal.objects.create()
+    clock.move_to(T + timedelta(hours=20), tick=False)
+    review = by_step(time_in_step(Appeal, since=T))["review"]
+    assert (review.open, review.median_hours) == (1, pytest.approx(20))
 
 
 def test_the_window_holds_the_stays_that_began_in_it_as_they_stood_at_its_end(week):
@@ -142,7 +152,7 @@ def test_the_window_holds_the_stays_that_began_in_it_as_they_stood_at_its_end(we
     assert (review.stays, review.open) == (2, 1)
     assert review.median_hours == pytest.approx((72 + 75.5) / 2)
     assert (steps["escalated"].stays, steps["escalated"].median_hours) == (0, None)
-    assert (steps["decided"].stays, steps["decided"].median_hours) == (1, pytest.approx(0.5))
+    assert (steps["decided"].stays, steps["decided"].median_hours) == (1, None)
     assert {t.name: t.fired for t in review.timeouts} == {"reminder": 0, "escalation": 0}
 
 
@@ -270,7 +280,7 @@ def test_the_command_prints_a_table_per_step(week):
     ]  # fmt: skip
     cells = {row.split()[0]: row.split()[1:] for row in rows}
     assert cells["review"] == ["4", "0", "72.0", "88.8", "36.0", "61.3", "25%", "(1)", "25%", "(1)"]
-    assert cells["decided"] == ["3", "3", "44.0", "44.8", "44.0", "44.8", "-", "-"]
+    assert cells["decided"] == ["3", "3", "-", "-", "-", "-", "-", "-"]
     assert err == ""
 
 
@@ -365,9 +375,13 @@ def test_the_overview_shows_median_and_p90_time_in_step_over_the_last_30_days(ad
     assert "<th>Median in step (30 d)</th><th>p90 in step</th>" in html
     proposals = next(m for m in page.context["models"] if m["name"] == "Proposals")
     times = {step["row"].step: step["time"] for step in proposals["steps"]}
-    # review: 2 h and 6 h; approved, still open a day after T: 22 h and 18 h.
+    # review: 2 h and 6 h; approved is terminal: counted, not timed.
     assert (times["review"]["median"], times["review"]["p90"]) == ("4 h", "5 h 36 min")
-    assert (times["approved"]["median"], times["approved"]["p90"]) == ("20 h", "21 h 36 min")
+    assert times["approved"] == {
+        "median": "-",
+        "p90": "-",
+        "hint": "2 entered; a terminal step has no time in step",
+    }
     assert times["escalated"] is None  # nobody entered it
     assert 'title="2 stays; in business hours: median 4 h, p90 5 h 36 min">4 h</td>' in html
     claims = next(m for m in page.context["models"] if m["name"] == "Claims")
@@ -397,3 +411,25 @@ def test_an_action_timeout_firing_twice_in_one_stay_counts_that_stay_once(week):
     review = by_step(time_in_step(Appeal, since=T, until=END))["review"]
     assert {t.name: (t.fired, t.breach_rate) for t in review.timeouts}["reminder"] == (1, 0.25)
     assert review.stays == 4  # a firing in place begins no stay
+
+
+def test_a_timeout_that_fires_twice_in_one_stay_breaches_it_once(clock):
+    proposal = Proposal.objects.create(respond_by=T + timedelta(hours=1))
+    clock.move_to(T + timedelta(hours=2), tick=False)
+    run_work(Proposal, "timeout:review.chase")
+    proposal.refresh_from_db()
+    proposal.respond_by = T + timedelta(hours=3)  # the anchor moved: a new round
+    proposal.save()
+    clock.move_to(T + timedelta(hours=4), tick=False)
+    run_work(Proposal, "timeout:review.chase")
+    assert TransitionLog.objects.filter(transition_name="chase").count() == 2
+    review = by_step(time_in_step(Proposal, since=T, until=T + timedelta(hours=5)))["review"]
+    chase = next(t for t in review.timeouts if t.name == "chase")
+    assert (chase.fired, chase.breach_rate) == (1, 1.0)
+
+
+def test_a_deleted_records_ended_stays_still_count_its_open_one_is_gone(week):
+    week["a"].delete()  # a: two reviews and a wait ended, in decided since Tuesday
+    steps = by_step(time_in_step(Appeal, since=T, until=END))
+    assert (steps["review"].stays, steps["waiting"].stays) == (4, 1)
+    assert (steps["decided"].stays, steps["decided"].open) == (2, 2)
