@@ -15,7 +15,7 @@ from typing import Any
 
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .declaration import Step, Transition, Undo, humanise
-from .work import Work, compile_works
+from .work import Work, compile_works, soonest_at_entry
 
 __all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
 
@@ -159,6 +159,11 @@ class CompiledWorkflow:
             if work.deadline is not None and not work.self_scheduled:
                 by_step.setdefault(work.step, []).append(work)
         return {step: tuple(works) for step, works in by_step.items()}
+
+    @cached_property
+    def entry_deadline_works(self) -> dict[str, tuple[Work, ...]]:
+        """Per step, the deadlines that can decide ``next_due_at`` when a record enters it."""
+        return {step: soonest_at_entry(works) for step, works in self.deadline_works.items()}
 
     @property
     def has_deadlines(self) -> bool:

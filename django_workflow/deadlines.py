@@ -37,16 +37,23 @@ HALTED = object()
 BATCH_SIZE = 1000
 
 
-def next_due(record: Any, now: datetime | None = None, waits: dict[str, Any] | None = None) -> Any:
+def next_due(
+    record: Any,
+    now: datetime | None = None,
+    waits: dict[str, Any] | None = None,
+    entry: bool = False,
+) -> Any:
     """The soonest instant a deadline of ``record``'s current step falls due, or ``None``.
 
     ``waits`` maps a work's name to the instant its next attempt may start
-    (after a failure) or to ``HALTED``.
+    (after a failure) or to ``HALTED``. ``entry``: the record has just entered the
+    step, so only the deadlines that can come first then are computed.
     """
     workflow = type(record).workflow
     now = now or timezone.now()
     soonest = None
-    for work in workflow.deadline_works.get(getattr(record, workflow.state_attribute), ()):
+    declared = workflow.entry_deadline_works if entry else workflow.deadline_works
+    for work in declared.get(getattr(record, workflow.state_attribute), ()):
         due = due_at(work, record, now)
         wait = (waits or {}).get(work.name)
         if due is None or wait is HALTED:
@@ -65,7 +72,7 @@ def entering(record: Any, changes: dict[str, Any], now: datetime | None = None) 
     future = copy.copy(record)
     for name, value in changes.items():
         setattr(future, name, value)
-    return next_due(future, now)
+    return next_due(future, now, entry=True)
 
 
 def common_entry_due(model: Any, step: str, entered_at: datetime) -> tuple[bool, Any]:
@@ -79,7 +86,7 @@ def common_entry_due(model: Any, step: str, entered_at: datetime) -> tuple[bool,
         if not work.exact and (workflow.time_zone_field or isinstance(workflow.holidays, str)):
             return False, None
     blank = model(**{workflow.state_attribute: step, STATE_ENTERED_AT: entered_at})
-    return True, next_due(blank, entered_at)
+    return True, next_due(blank, entered_at, entry=True)
 
 
 def refresh(model: Any, pks: Iterable[Any], db: str, now: datetime | None = None) -> int:

@@ -124,6 +124,38 @@ class Work:
         return (in_step & never & entered) | (in_step & long_ago & entered)
 
 
+def soonest_at_entry(works: tuple[Work, ...]) -> tuple[Work, ...]:
+    """Of a step's deadlines, those that can be the soonest when a record enters it.
+
+    Timeouts counted from the entry by the same kind of duration (calendar time,
+    or business days in the record's calendar) fall due in the order of their
+    lengths, and none has fired yet: only the shortest of each kind can come
+    first. Every other deadline is kept.
+    """
+    shortest: dict[type, Work] = {}
+    kept = []
+    for work in works:
+        length = _entry_length(work)
+        if length is None:
+            kept.append(work)
+            continue
+        best = shortest.get(type(length))
+        if best is None or length < _entry_length(best):
+            shortest[type(length)] = work
+    return (*kept, *shortest.values())
+
+
+def _entry_length(work: Work) -> timedelta | int | None:
+    """How long after the entry a timeout counted from it falls due (business days as
+    their count); ``None`` for any other deadline."""
+    deadline = work.deadline
+    if work.kind != WorkKind.TIMEOUT or deadline is None or deadline.field != STATE_ENTERED_AT:
+        return None
+    if isinstance(deadline.fire_after, BusinessDays):
+        return deadline.fire_after.days
+    return deadline.fire_after
+
+
 def compile_works(workflow: Any) -> tuple[Work, ...]:
     """Every unit of work of a compiled workflow, in declaration order."""
     works: list[Work] = []

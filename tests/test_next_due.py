@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import models
 from django.utils import timezone
 
-from django_workflow import deadlines
+from django_workflow import Every, Step, Timeout, Transition, deadlines
 from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.firing import run_work
 from django_workflow.models import DeadlineDeclaration, WorkAttempt
@@ -218,3 +219,35 @@ def test_a_field_a_later_release_adds_to_works_with_a_default_keeps_the_fingerpr
     assert deadlines._declared(upgraded) == deadlines._declared(works)
     changed = [later(**{f.name: getattr(w, f.name) for f in fields(w)}, someday=1) for w in works]
     assert deadlines._declared(changed) != deadlines._declared(works)
+
+
+# Entering a step computes only the deadlines that can come first -------------------
+
+
+def test_of_timeouts_counted_from_the_entry_only_the_shortest_of_each_kind_is_computed(declare):
+    class Workflow:
+        holidays = ["2026-06-04"]
+        time_zone = "Europe/Zagreb"
+
+        waiting = Step(
+            Transition("go", to="waiting"),
+            Timeout("soon", fire_after="2d", action="act"),
+            Timeout("later", fire_after="5d", transition_to="waiting"),
+            Timeout("business_soon", fire_after="1bd", action="act"),
+            Timeout("business_later", fire_after="3bd", action="act"),
+            Timeout("at", fire_at="due", action="act"),
+            Timeout("from_field", fire_after="1h", field="due", action="act"),
+            Every("nag", interval="3d", action="act", until="4d"),
+        )
+
+    model = declare(Workflow, due=models.DateTimeField(null=True), act=lambda self: None)
+    kept = {work.entity for work in model.workflow.entry_deadline_works["waiting"]}
+    assert kept == {"soon", "business_soon", "at", "from_field", "nag"}
+    # Whatever the entry instant (a weekend, the holiday, a field before or after it),
+    # the stored instant equals the soonest of all the step's deadlines.
+    for hours in range(0, 24 * 9, 7):
+        entered = T + timedelta(hours=hours)
+        for due in (None, entered + timedelta(hours=5), entered + timedelta(days=6)):
+            record = model(state="waiting", state_entered_at=entered, due=due)
+            at_entry = deadlines.next_due(record, now=entered, entry=True)
+            assert at_entry == deadlines.next_due(record, now=entered), (entered, due)
