@@ -351,7 +351,7 @@ def _statement(
     zone, join = _zone_of_ended(model, connection, zones)
     business, day_joins = _business_seconds(days, connection.vendor)
     fired, fired_params = _fired_inside(model, db, since, until)
-    terminal, terminal_params = _sql(terminal_stays(model, db, since, until), db)
+    terminal, terminal_params = _terminal_part(model, db, since, until)
     sql = f"""
 WITH stays AS (
     SELECT s.step, s.entered, s.left_at, {zone} AS zone FROM ({ended}) s {join}
@@ -367,12 +367,22 @@ durations AS (
     SELECT t.step, t.still_open, t.left_at - t.entered AS seconds, {business} AS business
     FROM timed t {day_joins}
 )
-{_per_step(connection.vendor)}
-UNION ALL
-SELECT 'step', t.terminal_step, NULL, t.stays, t.stays, NULL, NULL, NULL, NULL
-FROM ({terminal}) t{fired}"""
+{_per_step(connection.vendor)}{terminal}{fired}"""
     params = [*ended_params, *current_params, until.timestamp(), *terminal_params]
     return sql, [*params, *fired_params]
+
+
+def _terminal_part(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, tuple]:
+    """The part of the statement counting the open stays of terminal steps (nothing when
+    the workflow has none)."""
+    if not _terminal(model):
+        return "", ()
+    inner, params = _sql(terminal_stays(model, db, since, until), db)
+    sql = f"""
+UNION ALL
+SELECT 'step', t.terminal_step, NULL, t.stays, t.stays, NULL, NULL, NULL, NULL
+FROM ({inner}) t"""
+    return sql, params
 
 
 def _fired_inside(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, list]:

@@ -19,7 +19,7 @@ from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, non_working_spans, time_in_step
 from tests.moments import T
-from tests.testapp.models import Appeal, Claim, Proposal, Ticket
+from tests.testapp.models import Appeal, Claim, Proposal, Shipment, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -433,3 +433,12 @@ def test_a_deleted_records_ended_stays_still_count_its_open_one_is_gone(week):
     steps = by_step(time_in_step(Appeal, since=T, until=END))
     assert (steps["review"].stays, steps["waiting"].stays) == (4, 1)
     assert (steps["decided"].stays, steps["decided"].open) == (2, 2)
+
+
+def test_a_workflow_without_a_terminal_step(clock):
+    shipment = Shipment.objects.create()
+    clock.move_to(T + timedelta(hours=3), tick=False)
+    shipment.ship()
+    steps = by_step(time_in_step(Shipment, since=T, until=T + timedelta(hours=5)))
+    assert (steps["packing"].stays, steps["packing"].median_hours) == (1, pytest.approx(3))
+    assert (steps["shipped"].open, steps["shipped"].median_hours) == (1, pytest.approx(2))
