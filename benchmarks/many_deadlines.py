@@ -14,15 +14,16 @@ deadline due by then already fired, nothing due:
 1. idle tick: ``polling.poll(label, all work names, now=NOW)``, nothing due;
    target <= 1.5x the one-deadline model's;
 2. manual transition: ``record.transition("flip"/"flop")`` on
-   ``BENCH_TRANSITIONS`` records spread over the table, each moved once per
+   ``BENCH_TRANSITIONS`` records spread over each table, each moved once per
    round (flip from open, flop back the next round; each computes the entered
-   step's ``next_due_at``, then the guarded UPDATE and the log row); target
-   <= 1.2x;
+   step's ``next_due_at``, then the guarded UPDATE and the log row), the two
+   models taking turns record by record; a round's figure is its median move;
+   target <= 1.2x;
 3. the floor the wider row sets: a hand-written ``UPDATE`` of the entry
    instant and ``next_due_at`` on the same kind of spread rows (no target).
 
-Rounds alternate the models. ``BENCH_PROFILE=1`` prints a cProfile of the
-32-deadline transitions and of the 1-deadline ones.
+Rounds alternate the models (transitions: record by record). ``BENCH_PROFILE=1``
+prints a cProfile of the 32-deadline transitions and of the 1-deadline ones.
 
     make bench BENCHMARKS=benchmarks/many_deadlines.py
 """
@@ -65,38 +66,54 @@ def idle(model):
     return lambda: common.per_call(tick, TICKS, 2.0, least=10)
 
 
-def transitions(model):
-    """Each call: ``count`` records, loaded beforehand, each moved once (``flip`` from
-    open, or ``flop`` back on the next call), so every move reads and writes a row as
-    production does, not one hot row over and over."""
+def chosen(model):
+    """``TRANSITIONS`` records in ``open`` spread evenly over the table, by key."""
     rows = model.objects.using(ALIAS)
     keys = list(rows.filter(state="open").order_by("pk").values_list("pk", flat=True))
-    chosen = keys[:: max(1, len(keys) // TRANSITIONS)][:TRANSITIONS]
-    calls = iter(range(1_000_000))
+    return keys[:: max(1, len(keys) // TRANSITIONS)][:TRANSITIONS]
 
-    def run(count=TRANSITIONS):
+
+def transitions(models):
+    """One round: the chosen records of every model, loaded beforehand, each moved once
+    (``flip`` from open, or ``flop`` back the next round), the models taking turns
+    record by record, so a burst of noise hits them alike. Each model's figure is
+    its median move of the round."""
+    keys = {label: chosen(model) for label, model in models.items()}
+    labels, calls = list(models), iter(range(1_000_000))
+
+    def run():
         name = NAMES[next(calls) % 2]
-        records = list(rows.filter(pk__in=chosen[:count]))
-        total = 0.0
-        for record in records:
-            started = common.time.perf_counter()
-            record.transition(name, actor="bench")
-            total += common.time.perf_counter() - started
-        return total / len(records)
+        loaded = {
+            label: list(model.objects.using(ALIAS).filter(pk__in=keys[label]).order_by("pk"))
+            for label, model in models.items()
+        }
+        samples = {label: [] for label in labels}
+        for index in range(min(map(len, loaded.values()))):
+            for label in labels if index % 2 == 0 else labels[::-1]:
+                started = common.time.perf_counter()
+                loaded[label][index].transition(name, actor="bench")
+                samples[label].append(common.time.perf_counter() - started)
+        return {label: common.med(values) for label, values in samples.items()}
 
-    run(20)
-    run(20)  # back to open
+    run()
+    run()  # back to open
     return run
+
+
+def paired_rounds(run, rounds=common.ROUNDS):
+    """Each side's figure of every round of ``run``."""
+    results = {}
+    for _ in range(rounds):
+        for label, value in run().items():
+            results.setdefault(label, []).append(value)
+    return results
 
 
 def plain_updates(model):
     """The floor a table's width sets: a hand-written ``UPDATE`` of the entry instant and
     ``next_due_at`` on the same kind of spread rows, one transaction each."""
     connection = connections[ALIAS]
-    table = model._meta.db_table
-    rows = model.objects.using(ALIAS).filter(state="open").order_by("pk")
-    keys = list(rows.values_list("pk", flat=True))
-    chosen = keys[:: max(1, len(keys) // TRANSITIONS)][:TRANSITIONS]
+    table, keys = model._meta.db_table, chosen(model)
     sql = (
         f"UPDATE {table} SET state_entered_at = now(), "
         "next_due_at = now() + interval '1 day' WHERE id = %s"
@@ -104,12 +121,12 @@ def plain_updates(model):
 
     def run():
         total = 0.0
-        for key in chosen:
+        for key in keys:
             started = common.time.perf_counter()
             with transaction.atomic(using=ALIAS), connection.cursor() as cursor:
                 cursor.execute(sql, [key])
             total += common.time.perf_counter() - started
-        return total / len(chosen)
+        return total / len(keys)
 
     return run
 
@@ -125,9 +142,7 @@ def main():
         print(f"  rows: {common.census(model, ALIAS, common.ROWS)}")
         print(f"  deadlines: {sum(map(len, model.workflow.deadline_works.values()))}")
     ticks = common.alternate({"32 deadlines": idle(ManyDeadlines), "1 deadline": idle(OneDeadline)})
-    moves = common.alternate(
-        {"32 deadlines": transitions(ManyDeadlines), "1 deadline": transitions(OneDeadline)}
-    )
+    moves = paired_rounds(transitions({"32 deadlines": ManyDeadlines, "1 deadline": OneDeadline}))
     floors = common.alternate(
         {"32 deadlines": plain_updates(ManyDeadlines), "1 deadline": plain_updates(OneDeadline)}
     )
@@ -142,6 +157,9 @@ def main():
         for label, values in results.items():
             print(f"    {label:<14}{common.spread(values, 1e6):>32} {unit}")
         ratio = common.med(results["32 deadlines"]) / common.med(results["1 deadline"])
+        pairs = zip(results["32 deadlines"], results["1 deadline"], strict=True)
+        rounds = [a / b for a, b in pairs]
+        print(f"    ratio per round {common.spread(rounds, digits=2):>26}")
         if target is None:
             print(f"    ratio 32 / 1 {ratio:6.2f}")
             continue
@@ -150,8 +168,8 @@ def main():
     if common.profiling():  # both, so the difference can be read off
         for model in (ManyDeadlines, OneDeadline):
             print(f"cProfile, {model.__name__} transitions:")
-            run = transitions(model)
-            common.profile(lambda run=run: run(400), top=30)
+            run = transitions({model.__name__: model})
+            common.profile(run, top=30)
     connections.close_all()
 
 
