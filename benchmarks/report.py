@@ -19,12 +19,12 @@ Two life stories, alternating by appeal:
   transition timeout) moves it to ``escalated``, decided.
 
 Durations vary by appeal (minutes to days), entries are spread over the year.
-Rows are written by one ``INSERT … SELECT`` over ``generate_series`` (SQLite: a
-recursive CTE), the log's index in place; each row's stay start is then filled in
-by the log migration's own statement, each appeal's entry into ``decided`` put on
-the appeal, then ``ANALYZE``. Before the rounds, the figures are checked against
-the log: each step's stays equal the count of entry rows into it, and each
-timeout's firings the rows logging it.
+Rows are written as the engine writes them, each log row with its stay's start
+and each appeal with its entry into ``decided``, by one ``INSERT … SELECT`` over
+``generate_series`` (SQLite: a recursive CTE) per table, the log's index in
+place, then ``VACUUM ANALYZE`` (PostgreSQL) or ``ANALYZE`` (SQLite). Before the
+rounds, the figures are checked against the log: each step's stays equal the
+count of entry rows into it, and each timeout's firings the rows logging it.
 
 Sides, alternated in ``BENCH_ROUNDS`` rounds (default 5, the order reversed every
 other round): the report on PostgreSQL and on SQLite, same rows. The figure is
@@ -34,7 +34,6 @@ the median call, [min-max] over rounds. Target: PostgreSQL under 2 s.
     BENCH_ROWS=100000 .venv/bin/python benchmarks/report.py   (after scripts/postgres.sh start)
 """
 
-import importlib
 import os
 import sys
 import time
@@ -59,10 +58,6 @@ from django.db import connections, models
 from benchmarks import common
 from django_workflow import Step, Timeout, Transition, WorkflowModel
 from django_workflow.report import time_in_step
-
-fill_stay_starts = importlib.import_module(
-    "django_workflow.migrations.0007_log_stay_start"
-).fill_stay_starts
 
 ROWS = int(os.environ.get("BENCH_ROWS", 1_000_000))
 ROUNDS = max(3, int(os.environ.get("BENCH_ROUNDS", 5)))
@@ -157,7 +152,6 @@ def build(alias, appeals):
     zones = " ".join(f"WHEN {i} THEN '{zone}'" for i, zone in enumerate(ZONES))
     # Entry instant: spread over the first 330 days of the year, by the appeal's number.
     start = "((g * 7919) %% 28512000)"
-    hours = _cumulative_hours()
     instant = (
         f"(TIMESTAMPTZ '2026-01-01 00:00:00+00' + make_interval(secs => {start} + ({{h}}) * 3600))"
         if postgres
@@ -166,9 +160,11 @@ def build(alias, appeals):
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {log} WHERE content_type_id = %s", [content_type])
         cursor.execute(f"DELETE FROM {table}")
+        decided = f"CASE g %% 2 WHEN 1 THEN {_hours(1, 5)} ELSE {_hours(0, 4)} END"
         cursor.execute(
             f"INSERT INTO {table} (id, state, state_entered_at, {quote('tz')}) "
-            f"SELECT g, 'decided', {instant.format(h='0')}, CASE g %% 3 {zones} END FROM {series}",
+            f"SELECT g, 'decided', {instant.format(h=decided)}, CASE g %% 3 {zones} END "
+            f"FROM {series}",
             [appeals],
         )
         stories = " UNION ALL ".join(
@@ -178,37 +174,47 @@ def build(alias, appeals):
         )
         cursor.execute(
             f"INSERT INTO {log} (content_type_id, object_id, from_state, to_state, "
-            "transition_name, triggered_by, occurred_at, actor_repr, error, comment) "
+            "transition_name, triggered_by, occurred_at, from_state_entered_at, "
+            "actor_repr, error, comment) "
             f"SELECT {content_type}, CAST(g AS TEXT), r.source, r.target, r.name, r.trigger, "
-            f"{instant.format(h=hours)}, '', '', '' "
-            f"FROM {series} JOIN ({stories}) r ON r.parity = g %% 2 ORDER BY g, r.position",
+            f"{instant.format(h=_by_row(_hours))}, {instant.format(h=_by_row(_stay_start))}, "
+            f"'', '', '' FROM {series} JOIN ({stories}) r ON r.parity = g %% 2 "
+            "ORDER BY g, r.position",
             [appeals],
         )
-        # Each row's stay start, as the engine writes it (and the migration fills in).
-        fill_stay_starts(connection)
-        # Each appeal entered ``decided``, where it is now, at its last entry row.
-        cursor.execute(
-            f"UPDATE {table} SET state_entered_at = d.entered FROM (SELECT object_id, "
-            f"MAX(occurred_at) AS entered FROM {log} WHERE content_type_id = %s "
-            f"AND to_state = 'decided' GROUP BY object_id) AS d "
-            f"WHERE d.object_id = CAST({table}.id AS TEXT)",
-            [content_type],
-        )
-        cursor.execute(f"ANALYZE {log}" if not postgres else f"VACUUM ANALYZE {log}")
-        cursor.execute(f"ANALYZE {table}")
+        for name in (log, table):
+            cursor.execute(f"VACUUM ANALYZE {name}" if postgres else f"ANALYZE {name}")
 
 
-def _cumulative_hours():
-    """SQL of a row's hours after the appeal's entry: the sum of its story's steps so far."""
-    cases = []
-    for parity, position, *_ in story_rows():
-        story = STORIES[parity]
-        steps = [row[5] for row in story[:position]]
-        if parity == 0 and position == 5:
-            steps = [row[5] for row in story[:4]] + ["1"]
-        total = " + ".join(f"({step})" for step in steps)
-        cases.append(f"WHEN r.parity = {parity} AND r.position = {position} THEN {total}")
-    return f"CASE {' '.join(cases)} END"
+def _story(parity):
+    return [row for row in story_rows() if row[0] == parity]
+
+
+def _hours(parity, position):
+    """SQL of the hours after the appeal's creation at which row ``position`` of its story
+    was written: the sum of the story's steps so far."""
+    return " + ".join(f"({row[6]})" for row in _story(parity)[:position])
+
+
+def _stay_start(parity, position):
+    """SQL of the hours at which the stay row ``position`` ends or happens in began: the
+    latest earlier row that entered a step (none for the creation)."""
+    earlier = [row for row in _story(parity)[: position - 1] if _enters(row)]
+    return _hours(parity, earlier[-1][1]) if earlier else "NULL"
+
+
+def _enters(row):
+    _, _, source, target, trigger, *_ = row
+    return trigger != "failed" and not (trigger == "timeout" and source == target)
+
+
+def _by_row(hours):
+    """``hours(parity, position)`` as SQL of the joined story row ``r``."""
+    cases = " ".join(
+        f"WHEN r.parity = {parity} AND r.position = {position} THEN {hours(parity, position)}"
+        for parity, position, *_ in story_rows()
+    )
+    return f"CASE {cases} END"
 
 
 def check(alias, report):
