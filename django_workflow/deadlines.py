@@ -72,7 +72,15 @@ def entering(record: Any, changes: dict[str, Any], now: datetime | None = None) 
     future = copy.copy(record)
     for name, value in changes.items():
         setattr(future, name, value)
-    return next_due(future, now, entry=True)
+    return next_due(future, now, entry=_unfired(future))
+
+
+def _unfired(record: Any) -> bool:
+    """Whether none of the current step's action timeouts is marked fired (a move clears
+    them; a new record copied from another may carry them)."""
+    workflow = type(record).workflow
+    step = getattr(record, workflow.state_attribute)
+    return all(getattr(record, name) is None for name in workflow.fired_fields(step))
 
 
 def common_entry_due(model: Any, step: str, entered_at: datetime) -> tuple[bool, Any]:

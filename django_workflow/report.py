@@ -256,14 +256,16 @@ def _log_rows(model: Any, db: str, since: datetime, until: datetime, condition: 
     return rows.order_by()
 
 
-#: A log row that ends a stay: a move out of ``from_state`` (a manual transition back into
-#: the same step ends one stay and begins the next); not a failure, a halt, or a timeout
-#: that fired in place.
-LEAVING = (
-    ~Q(from_state="")
-    & ~Q(triggered_by__in=NOT_ENTRIES)
-    & ~Q(triggered_by=Trigger.TIMEOUT, from_state=F("to_state"))
-)
+def _leaving(model: Any) -> Q:
+    """A log row that ends a stay: a move out of ``from_state`` (a transition back into
+    the same step, a timeout's included, ends one stay and begins the next); not a
+    failure, a halt, or an action timeout, every or entry action firing in place."""
+    fired_in_place = Q(triggered_by=Trigger.TIMEOUT, from_state=F("to_state"))
+    for name, step in model.workflow.steps.items():
+        back = [t.name for t in step.timeouts if t.transition_to == name]
+        if back:
+            fired_in_place &= ~Q(from_state=name, transition_name__in=back)
+    return ~Q(from_state="") & ~Q(triggered_by__in=NOT_ENTRIES) & ~fired_in_place
 
 
 def ended_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
@@ -272,7 +274,7 @@ def ended_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
     counts only when it came before ``until``."""
     left_at = Case(When(occurred_at__lt=until, then=EpochSeconds("occurred_at")))
     return (
-        _log_rows(model, db, since, until, LEAVING)
+        _log_rows(model, db, since, until, _leaving(model))
         .annotate(step=F("from_state"), entered=EpochSeconds("from_state_entered_at"))
         .annotate(left_at=left_at)
         .values("object_id", "step", "entered", "left_at")

@@ -18,7 +18,7 @@ from django_workflow.schedulers.polling import poll, queue_waiting_steps
 from django_workflow.testing import run_due_work
 from django_workflow.work import Work
 from tests.moments import T
-from tests.testapp.models import Batch, Claim, Monitor, NationalClaim, Proposal, Sync
+from tests.testapp.models import Appeal, Batch, Claim, Monitor, NationalClaim, Proposal, Sync
 
 pytestmark = pytest.mark.django_db
 
@@ -251,3 +251,12 @@ def test_of_timeouts_counted_from_the_entry_only_the_shortest_of_each_kind_is_co
             record = model(state="waiting", state_entered_at=entered, due=due)
             at_entry = deadlines.next_due(record, now=entered, entry=True)
             assert at_entry == deadlines.next_due(record, now=entered), (entered, due)
+
+
+def test_a_new_record_carrying_a_fired_mark_has_every_deadline_computed(clock):
+    [reminder_fired] = Appeal.workflow.fired_fields("review")  # copied from another record
+    appeal = Appeal.objects.create(**{reminder_fired: T})
+    # The reminder (1 day) counts as fired, so the escalation (3 days) comes first.
+    assert appeal.next_due_at == T + timedelta(days=3) == deadlines.next_due(appeal, T)
+    appeal.refresh_from_db()
+    assert appeal.next_due_at == T + timedelta(days=3)

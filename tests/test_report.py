@@ -19,7 +19,7 @@ from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, non_working_spans, time_in_step
 from tests.moments import T
-from tests.testapp.models import Appeal, Claim, Proposal, Shipment, Ticket
+from tests.testapp.models import Appeal, Claim, Proposal, Recheck, Shipment, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -442,3 +442,16 @@ def test_a_workflow_without_a_terminal_step(clock):
     steps = by_step(time_in_step(Shipment, since=T, until=T + timedelta(hours=5)))
     assert (steps["packing"].stays, steps["packing"].median_hours) == (1, pytest.approx(3))
     assert (steps["shipped"].open, steps["shipped"].median_hours) == (1, pytest.approx(2))
+
+
+def test_a_timeout_back_into_its_own_step_ends_one_stay_and_begins_the_next(clock):
+    record = Recheck.objects.create()
+    clock.move_to(T + timedelta(days=1), tick=False)
+    run_work(Recheck, "timeout:checking.recheck")
+    clock.move_to(T + timedelta(days=1, hours=6), tick=False)
+    record.refresh_from_db()
+    record.pass_check()
+    checking = by_step(time_in_step(Recheck, since=T, until=T + timedelta(days=2)))["checking"]
+    assert (checking.stays, checking.open) == (2, 0)
+    assert (checking.median_hours, checking.p90_hours) == (pytest.approx(15), pytest.approx(22.2))
+    assert [(t.fired, t.breach_rate) for t in checking.timeouts] == [(1, 0.5)]

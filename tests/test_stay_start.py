@@ -16,10 +16,11 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 
 from django_workflow.engine import run_step
+from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
 from tests.moments import T
-from tests.testapp.models import Candidate, Decision, Proposal, Routed
+from tests.testapp.models import Candidate, Decision, Proposal, Recheck, Routed
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +35,9 @@ def rows_of(record):
 
 
 def begins_a_stay(row):
+    moved_back = row.transition_name == "recheck"  # Recheck's timeout into its own step
     in_place = row.from_state == row.to_state and row.triggered_by == "timeout"
-    return not in_place and row.triggered_by not in ("failed", "halted")
+    return (moved_back or not in_place) and row.triggered_by not in ("failed", "halted")
 
 
 def expected_starts(rows):
@@ -138,3 +140,14 @@ def test_the_migration_fills_in_rows_written_before_it_from_the_log_itself(clock
     TransitionLog.objects.update(from_state_entered_at=None)
     migration.fill_stay_starts(connection)
     assert dict(TransitionLog.objects.values_list("pk", "from_state_entered_at")) == written
+
+
+def test_a_timeout_back_into_its_own_step_begins_a_new_stay(clock):
+    record = Recheck.objects.create()
+    at(clock, days=1)
+    run_work(Recheck, "timeout:checking.recheck")
+    at(clock, days=1, hours=6)
+    record.refresh_from_db()
+    record.pass_check()
+    assert_stays_named(record, ["initial", "timeout", "manual"])
+    assert rows_of(record)[2].from_state_entered_at == T + timedelta(days=1)

@@ -771,3 +771,16 @@ class Standup(WorkflowModel):
 
     def digest(self):
         self.digests += 1
+
+
+class Recheck(WorkflowModel):
+    """A transition timeout back into its own step: each firing begins a new stay."""
+
+    class Workflow:
+        log = True
+
+        checking = Step(
+            Transition("pass_check", to="passed"),
+            Timeout("recheck", fire_after="1d", transition_to="checking"),
+        )
+        passed = Step()
