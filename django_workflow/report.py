@@ -281,17 +281,18 @@ def ended_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
     )
 
 
-def current_stays(model: Any, db: str, since: datetime, until: datetime, zones: list[str]) -> Any:
+def current_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
     """Each record's stay in its current step, when it began in the window: open now,
-    so open at ``until`` too. Its zone comes with it, by number (see ``_zones``).
-    Terminal steps are only counted (``terminal_stays``)."""
-    state = model.workflow.state_attribute
+    so open at ``until`` too, with the name of its zone when it names one (``""``
+    otherwise). Terminal steps are only counted (``terminal_stays``)."""
+    workflow = model.workflow
+    state, zone_field = workflow.state_attribute, workflow.time_zone_field
     rows = _current(model, db, since, until).exclude(**{f"{state}__in": _terminal(model)})
     return rows.annotate(
         step=F(state),
         entered=EpochSeconds(STATE_ENTERED_AT),
-        zone=_zone_number(model, zones),
-    ).values("step", "entered", "zone")
+        zone_name=F(zone_field) if zone_field else Value(""),
+    ).values("step", "entered", "zone_name")
 
 
 def terminal_stays(model: Any, db: str, since: datetime, until: datetime) -> Any:
@@ -309,15 +310,6 @@ def _current(model: Any, db: str, since: datetime, until: datetime) -> Any:
 
 def _terminal(model: Any) -> list[str]:
     return [name for name, step in model.workflow.steps.items() if step.is_terminal]
-
-
-def _zone_number(model: Any, zones: list[str]) -> Any:
-    """A record's zone as its number in ``zones`` (0, the workflow's, when it names none)."""
-    if len(zones) == 1:
-        return Value(0)
-    field = model.workflow.time_zone_field
-    cases = [When(**{field: name}, then=Value(number)) for number, name in enumerate(zones)]
-    return Case(*cases[1:], default=Value(0))
 
 
 def _sql(queryset: Any, db: str) -> tuple[str, tuple]:
@@ -349,16 +341,20 @@ def _statement(
     """
     connection = connections[db]
     ended, ended_params = _sql(ended_stays(model, db, since, until), db)
-    current, current_params = _sql(current_stays(model, db, since, until, zones), db)
-    zone, join = _zone_of_ended(model, connection, zones)
+    current, current_params = _sql(current_stays(model, db, since, until), db)
+    join = _record_of_ended(model, connection, zones)
+    zone_column = model.workflow.time_zone_field and connection.ops.quote_name(
+        model._meta.get_field(model.workflow.time_zone_field).column
+    )
     business, day_joins = _business_seconds(days, connection.vendor)
     fired, fired_params = _fired_inside(model, db, since, until)
     terminal, terminal_params = _terminal_part(model, db, since, until)
     sql = f"""
 WITH stays AS (
-    SELECT s.step, s.entered, s.left_at, {zone} AS zone FROM ({ended}) s {join}
+    SELECT s.step, s.entered, s.left_at, {_zone_number(f"m.{zone_column}", zones)} AS zone
+    FROM ({ended}) s {join}
     UNION ALL
-    SELECT c.step, c.entered, NULL, c.zone FROM ({current}) c
+    SELECT c.step, c.entered, NULL, {_zone_number("c.zone_name", zones)} FROM ({current}) c
 ),
 timed AS (
     SELECT step, entered, COALESCE(left_at, %s) AS left_at,
@@ -468,17 +464,23 @@ def _day_of(seconds: str, vendor: str) -> str:
     return f"CAST({seconds} / {DAY} AS INTEGER)"  # SQLite truncates; instants are after 1970
 
 
-def _zone_of_ended(model: Any, connection: Any, zones: list[str]) -> tuple[str, str]:
-    """The SQL giving an ended stay's zone number and the join it needs: the record's
-    ``time_zone_field``, found by its key (the log keeps it as text)."""
+def _record_of_ended(model: Any, connection: Any, zones: list[str]) -> str:
+    """The join from an ended stay to its record (``m``), for the zone it names: found by
+    its key, which the log keeps as text. None when only the workflow's zone is in play."""
     if len(zones) == 1:
-        return "0", ""
-    quote = connection.ops.quote_name
-    column = quote(model._meta.get_field(model.workflow.time_zone_field).column)
+        return ""
+    quote, pk = connection.ops.quote_name, model._meta.pk
+    table = quote(model._meta.db_table)
+    return f"LEFT JOIN {table} m ON {_same_key(f'm.{quote(pk.column)}', pk, connection)}"
+
+
+def _zone_number(column: str, zones: list[str]) -> str:
+    """SQL of a zone name ``column`` as its number in ``zones`` (0, the workflow's, for
+    an empty or unknown name)."""
+    if len(zones) == 1:
+        return "0"
     cases = " ".join(f"WHEN '{_literal(name)}' THEN {n}" for n, name in enumerate(zones) if n)
-    table, pk = quote(model._meta.db_table), model._meta.pk
-    join = f"LEFT JOIN {table} m ON {_same_key(f'm.{quote(pk.column)}', pk, connection)}"
-    return f"CASE m.{column} {cases} ELSE 0 END", join
+    return f"CASE {column} {cases} ELSE 0 END"
 
 
 def _literal(zone: str) -> str:
