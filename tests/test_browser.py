@@ -89,6 +89,7 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         self.driver.find_element(By.ID, "user-tools")  # logged in: the admin's header is there
 
     def test_press_a_transition_button_and_see_the_new_step_and_history(self):
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
@@ -103,7 +104,8 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         self.screenshot("before")
 
         self.driver.find_element(By.CSS_SELECTOR, "button[data-transition=reject]").click()
-        WebDriverWait(self.driver, 10).until(
+        # The page reloads after the POST: an element read just before it goes is stale.
+        WebDriverWait(self.driver, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
             lambda driver: (
                 driver.find_element(By.CSS_SELECTOR, ".workflow-current").text == "Rejected"
             )
