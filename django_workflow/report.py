@@ -41,9 +41,6 @@ from .models import TransitionLog
 DAY = 86400
 #: Percentiles as exact fractions (numerator, denominator), so SQL can split ranks.
 MEDIAN, P90 = (1, 2), (9, 10)
-#: A UTC day meets at most three local days, and non-working days next to each other
-#: are merged: at most two non-working pieces (off, on, off).
-PIECES = 2
 #: Log rows that do not begin a stay: failures and halts of an automatic step.
 NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED)
 #: Zone and day in one join key (zone * ZONE_KEY + day): SQLite indexes one column of a
@@ -204,12 +201,18 @@ def _calendar_days(model: Any, zones: list[str], since: datetime, until: datetim
 
     With it, the non-working time before an instant ``t`` of day ``d`` is the day's
     count plus the part of its pieces before ``t``: one join per end of a stay.
+
+    Non-working days next to each other are merged into one piece. A UTC day meets at
+    most two local days unless the clocks change that day, so it has at most one piece;
+    one meeting three local days may have two (off, on, off). Every row carries as many
+    pieces as the busiest day of the window has, none when no day is off: each piece
+    costs every stay two comparisons at each end.
     """
     calendar = holiday_calendar(model.workflow.holidays)
     # A day early and late: an instant on a midnight may be read into either neighbour.
     first_day = int(since.timestamp()) // DAY - 1
     last_day = int(until.timestamp()) // DAY + 1
-    rows = []
+    days = []
     for number, name in enumerate(zones):
         zone = ZoneInfo(name)
         # Local days reaching past the UTC days on both sides, in any zone.
@@ -220,11 +223,16 @@ def _calendar_days(model: Any, zones: list[str], since: datetime, until: datetim
         for day in range(first_day, last_day + 1):
             start, end = day * DAY, (day + 1) * DAY
             pieces = [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
-            pieces += [(start, start)] * (PIECES - len(pieces))
-            key = number * ZONE_KEY + day
-            rows.append((key, before, *(edge for piece in pieces for edge in piece)))
+            days.append((number * ZONE_KEY + day, before, start, pieces))
             before += sum(e - s for s, e in pieces)
-    return rows
+    width = max(len(pieces) for *_, pieces in days)
+    return [(key, before, *_edges(pieces, start, width)) for key, before, start, pieces in days]
+
+
+def _edges(pieces: list[tuple], start: int, width: int) -> list[int]:
+    """The pieces' edges in one row, padded with empty pieces to ``width``."""
+    padded = pieces + [(start, start)] * (width - len(pieces))
+    return [edge for piece in padded for edge in piece]
 
 
 # The statements ---------------------------------------------------------------------
@@ -343,15 +351,14 @@ def _statement(
     ended, ended_params = _sql(ended_stays(model, db, since, until), db)
     current, current_params = _sql(current_stays(model, db, since, until), db)
     join = _record_of_ended(model, connection, zones)
-    zone_column = model.workflow.time_zone_field and connection.ops.quote_name(
-        model._meta.get_field(model.workflow.time_zone_field).column
-    )
+    ended_zone = "COALESCE(m.zone, 0)" if join else "0"
     business, day_joins = _business_seconds(days, connection.vendor)
     fired, fired_params = _fired_inside(model, db, since, until)
     terminal, terminal_params = _terminal_part(model, db, since, until)
+    per_step, per_step_params = _per_step(connection.vendor, list(model.workflow.steps))
     sql = f"""
 WITH stays AS (
-    SELECT s.step, s.entered, s.left_at, {_zone_number(f"m.{zone_column}", zones)} AS zone
+    SELECT s.step, s.entered, s.left_at, {ended_zone} AS zone
     FROM ({ended}) s {join}
     UNION ALL
     SELECT c.step, c.entered, NULL, {_zone_number("c.zone_name", zones)} FROM ({current}) c
@@ -365,9 +372,9 @@ durations AS (
     SELECT t.step, t.still_open, t.left_at - t.entered AS seconds, {business} AS business
     FROM timed t {day_joins}
 )
-{_per_step(connection.vendor)}{terminal}{fired}"""
-    params = [*ended_params, *current_params, until.timestamp(), *terminal_params]
-    return sql, [*params, *fired_params]
+{per_step}{terminal}{fired}"""
+    params = [*ended_params, *current_params, until.timestamp(), *per_step_params]
+    return sql, [*params, *terminal_params, *fired_params]
 
 
 def _terminal_part(model: Any, db: str, since: datetime, until: datetime) -> tuple[str, tuple]:
@@ -415,31 +422,59 @@ def _once_a_stay(timeout: Any) -> bool:
     return bool(timeout.transition_to) or from_entry
 
 
-def _per_step(vendor: str) -> str:
-    """The per-step aggregate. PostgreSQL has ``percentile_cont``, which sorts each
-    step's values once for both fractions; SQLite gets the same figures from row
-    numbers."""
-    figures = "'step', step, NULL, COUNT(*), SUM(still_open)"
+def _per_step(vendor: str, steps: list[str]) -> tuple[str, list[str]]:
+    """The per-step aggregate over ``durations``, and its parameters. PostgreSQL has
+    ``percentile_cont``; SQLite gets the same figures from row numbers."""
     if vendor == "postgresql":
-        fractions = ", ".join(str(a / b) for a, b in (MEDIAN, P90))
-        cont = f"percentile_cont(ARRAY[{fractions}]) WITHIN GROUP"
-        return f"""SELECT 'step', step, NULL, stays, still_open, s[1], s[2], b[1], b[2] FROM (
-    SELECT step, COUNT(*) AS stays, SUM(still_open) AS still_open,
-        {cont} (ORDER BY seconds) AS s, {cont} (ORDER BY business) AS b
-    FROM durations GROUP BY step
-) per_step"""
+        return _per_step_postgresql(steps)
     percentiles = ", ".join(
         _percentile(value, rank, fraction)
         for value, rank in (("seconds", "by_seconds"), ("business", "by_business"))
         for fraction in (MEDIAN, P90)
     )
-    return f"""SELECT {figures}, {percentiles} FROM (
+    sql = f"""SELECT 'step', step, NULL, COUNT(*), SUM(still_open), {percentiles} FROM (
     SELECT step, still_open, seconds, business,
         ROW_NUMBER() OVER (PARTITION BY step ORDER BY seconds) AS by_seconds,
         ROW_NUMBER() OVER (PARTITION BY step ORDER BY business) AS by_business,
         COUNT(*) OVER (PARTITION BY step) AS n
     FROM durations
 ) ranked GROUP BY step"""
+    return sql, []
+
+
+def _per_step_postgresql(steps: list[str]) -> tuple[str, list[str]]:
+    """One pass over the stays works out every declared step's figures, each aggregate
+    taking its own step's stays (``FILTER``, on the step's number: cheaper than its name
+    four times a step). The stays need no sorting by step, so they reach the aggregate as
+    the parallel workers produce them. ``percentile_cont`` sorts each step's values once
+    for both fractions. Steps only the log still names are grouped apart.
+
+    ``OFFSET 0`` keeps the planner from pulling the numbering subquery up, which would
+    copy its ``CASE`` into every filter: the number is worked out once a stay."""
+    fractions = ", ".join(str(a / b) for a, b in (MEDIAN, P90))
+    cont = f"percentile_cont(ARRAY[{fractions}]) WITHIN GROUP"
+    columns, rows = [], []
+    for n in range(len(steps)):
+        mine = f"FILTER (WHERE n = {n})"
+        columns.append(
+            f"COUNT(*) {mine} AS stays{n}, COALESCE(SUM(still_open) {mine}, 0) AS open{n}, "
+            f"{cont} (ORDER BY seconds) {mine} AS s{n}, {cont} (ORDER BY business) {mine} AS b{n}"
+        )
+        rows.append(f"(%s, a.stays{n}, a.open{n}, a.s{n}, a.b{n})")
+    numbers = " ".join(f"WHEN %s THEN {n}" for n in range(len(steps)))
+    sql = f"""SELECT 'step', v.step, NULL, v.stays, v.still_open, v.s[1], v.s[2], v.b[1], v.b[2]
+FROM (
+    SELECT {", ".join(columns)}
+    FROM (SELECT d.*, CASE d.step {numbers} END AS n FROM durations d OFFSET 0) numbered
+) a
+CROSS JOIN LATERAL (VALUES {", ".join(rows)}) AS v(step, stays, still_open, s, b)
+UNION ALL
+SELECT 'step', step, NULL, stays, still_open, s[1], s[2], b[1], b[2] FROM (
+    SELECT step, COUNT(*) AS stays, SUM(still_open) AS still_open,
+        {cont} (ORDER BY seconds) AS s, {cont} (ORDER BY business) AS b
+    FROM durations WHERE step NOT IN ({", ".join(["%s"] * len(steps))}) GROUP BY step
+) undeclared"""
+    return sql, [*steps, *steps, *steps]
 
 
 def _business_seconds(days: list[tuple] | None, vendor: str) -> tuple[str, str]:
@@ -447,7 +482,8 @@ def _business_seconds(days: list[tuple] | None, vendor: str) -> tuple[str, str]:
     less the non-working seconds between its ends (``NULL`` without a calendar)."""
     if days is None:
         return "CAST(NULL AS DOUBLE PRECISION)", ""
-    off = f"{_off('t.left_at', 'b')} - {_off('t.entered', 'a')}"
+    pieces = _pieces(days)
+    off = f"{_off('t.left_at', 'b', pieces)} - {_off('t.entered', 'a', pieces)}"
     table = _days_table(days)
     joins = (
         f"JOIN {table} a ON a.zone_day = t.zone * {ZONE_KEY} + {_day_of('t.entered', vendor)} "
@@ -465,13 +501,21 @@ def _day_of(seconds: str, vendor: str) -> str:
 
 
 def _record_of_ended(model: Any, connection: Any, zones: list[str]) -> str:
-    """The join from an ended stay to its record (``m``), for the zone it names: found by
-    its key, which the log keeps as text. None when only the workflow's zone is in play."""
+    """The join from an ended stay to its record's zone number (``m.zone``), found by its
+    key, which the log keeps as text. Only records naming one of the other zones are
+    joined, their numbers worked out once each; the rest count in the workflow's zone.
+    None when only the workflow's zone is in play."""
     if len(zones) == 1:
         return ""
     quote, pk = connection.ops.quote_name, model._meta.pk
     table = quote(model._meta.db_table)
-    return f"LEFT JOIN {table} m ON {_same_key(f'm.{quote(pk.column)}', pk, connection)}"
+    column = quote(model._meta.get_field(model.workflow.time_zone_field).column)
+    others = ", ".join(f"'{_literal(name)}'" for name in zones[1:])
+    named = (
+        f"SELECT {quote(pk.column)} AS pk, {_zone_number(column, zones)} AS zone "
+        f"FROM {table} WHERE {column} IN ({others})"
+    )
+    return f"LEFT JOIN ({named}) m ON {_same_key('m.pk', pk, connection)}"
 
 
 def _zone_number(column: str, zones: list[str]) -> str:
@@ -500,18 +544,23 @@ def _days_table(days: list[tuple]) -> str:
     """The calendar days as a VALUES list of whole numbers, in the statement itself:
     the planner sees its size, no parameter limit applies, and nothing in it comes
     from outside."""
-    names = ["zone_day", "before"] + [f"{e}{i}" for i in range(1, PIECES + 1) for e in "se"]
+    names = ["zone_day", "before"] + [f"{e}{i}" for i in range(1, _pieces(days) + 1) for e in "se"]
     # VALUES columns are column1, column2, ... on both databases.
     columns = ", ".join(f"column{n} AS {name}" for n, name in enumerate(names, start=1))
     values = ", ".join("(" + ", ".join(str(int(v)) for v in row) + ")" for row in days)
     return f"(SELECT {columns} FROM (VALUES {values}) AS v)"
 
 
-def _off(instant: str, day: str) -> str:
+def _pieces(days: list[tuple]) -> int:
+    """How many non-working pieces each row of the day table carries."""
+    return (len(days[0]) - 2) // 2
+
+
+def _off(instant: str, day: str, pieces: int) -> str:
     """Non-working seconds before ``instant``: its day's count plus the part of the day's
     pieces that lies before it."""
     parts = [f"{day}.before"]
-    for i in range(1, PIECES + 1):
+    for i in range(1, pieces + 1):
         s, e = f"{day}.s{i}", f"{day}.e{i}"
         parts.append(
             f"CASE WHEN {instant} > {s} THEN "

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from django_workflow.events import Trigger
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
-from django_workflow.report import ReportError, non_working_spans, time_in_step
+from django_workflow.report import ReportError, _calendar_days, non_working_spans, time_in_step
 from tests.moments import T
 from tests.testapp.models import Appeal, Claim, Proposal, Recheck, Shipment, Ticket
 
@@ -228,6 +228,25 @@ def test_non_working_spans_merge_a_weekend_and_follow_the_local_midnight():
     ]
 
 
+def test_a_window_without_a_day_off_counts_every_hour_as_business(clock):
+    clock.move_to(at(9, 9), tick=False)  # Tuesday; no day off from Monday to Thursday
+    Appeal.objects.create(tz="")
+    review = by_step(time_in_step(Appeal, since=at(9, 0), until=at(10, 12)))["review"]
+    assert review.median_hours == review.median_business_hours == pytest.approx(27)
+
+
+@pytest.mark.parametrize(
+    "since, until, pieces",
+    [
+        (at(9, 0), at(10, 12), 0),  # Tuesday to Wednesday: every day worked
+        (at(5, 0), at(8, 12), 1),  # a weekend: Zagreb's Saturday and Sunday in one piece
+    ],
+)
+def test_the_day_table_carries_only_the_pieces_a_day_of_the_window_needs(since, until, pieces):
+    rows = _calendar_days(Appeal, ["Europe/Zagreb"], since, until)
+    assert {len(row) for row in rows} == {2 + 2 * pieces}
+
+
 def test_a_calendar_read_per_record_leaves_business_hours_out_and_says_why(week, monkeypatch):
     monkeypatch.setattr(Appeal.workflow, "holidays", "national_holidays")
     report = time_in_step(Appeal, since=T, until=END)
@@ -399,18 +418,24 @@ def test_rows_written_at_the_same_instant_follow_the_logs_order(clock):
     assert (steps["waiting"].stays, steps["waiting"].median_hours) == (1, pytest.approx(1))
 
 
-def test_an_action_timeout_firing_twice_in_one_stay_counts_that_stay_once(week):
-    TransitionLog.objects.create(  # as after its anchor moved: a second round, same stay
-        record=week["b"],
-        from_state="review",
+def test_a_step_the_workflow_no_longer_declares_keeps_its_figures(clock):
+    """Stays in a step an earlier declaration had: one ended (logged), one still open."""
+    left, staying = Appeal.objects.create(), Appeal.objects.create()
+    TransitionLog.objects.create(
+        record=left,
+        from_state="triage",
         to_state="review",
-        triggered_by=Trigger.TIMEOUT,
-        transition_name="reminder",
-        occurred_at=at(3, 9),
+        triggered_by=Trigger.MANUAL,
+        transition_name="accept",
+        from_state_entered_at=T,
+        occurred_at=T + timedelta(hours=5),
     )
-    review = by_step(time_in_step(Appeal, since=T, until=END))["review"]
-    assert {t.name: (t.fired, t.breach_rate) for t in review.timeouts}["reminder"] == (1, 0.25)
-    assert review.stays == 4  # a firing in place begins no stay
+    Appeal.objects.filter(pk=staying.pk).update(
+        state="triage", state_entered_at=T + timedelta(hours=1)
+    )
+    triage = by_step(time_in_step(Appeal, since=T, until=T + timedelta(hours=10)))["triage"]
+    assert (triage.declared, triage.stays, triage.open) == (False, 2, 1)
+    assert triage.median_hours == triage.median_business_hours == pytest.approx((5 + 9) / 2)
 
 
 def test_a_timeout_that_fires_twice_in_one_stay_breaches_it_once(clock):
