@@ -20,7 +20,8 @@ class TransitionLog(models.Model):
 
     Trigger = Trigger
 
-    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    # Indexed first in each of the indexes below, which serve lookups by type alone.
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, db_index=False)
     object_id = models.CharField(max_length=255)
     record = GenericForeignKey("content_type", "object_id")
     from_state = models.CharField(max_length=100, blank=True)
@@ -56,7 +57,26 @@ class TransitionLog(models.Model):
             models.Index(
                 fields=["content_type", "object_id", "occurred_at"],
                 name="workflow_log_record_idx",
-            )
+            ),
+            # The report's window: the stays begun in it, not the whole log.
+            models.Index(
+                fields=["content_type", "from_state_entered_at"],
+                name="workflow_log_stay_idx",
+            ),
+            # The report's breach counts read timeouts' rows from this index alone.
+            models.Index(
+                fields=[
+                    "content_type",
+                    "from_state_entered_at",
+                    "from_state",
+                    "transition_name",
+                    "occurred_at",
+                    "object_id",
+                    "triggered_by",
+                ],
+                condition=models.Q(triggered_by="timeout"),
+                name="workflow_log_timeout_idx",
+            ),
         ]
 
     def __str__(self) -> str:

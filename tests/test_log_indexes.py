@@ -1,0 +1,82 @@
+"""The log's indexes for the time-in-step report (migration 0008; docs/report.md)."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from django_workflow.models import TransitionLog
+
+LOG = TransitionLog._meta.db_table
+APP = "django_workflow"
+
+
+def indexes():
+    """Each index of the log, by its columns."""
+    with connection.cursor() as cursor:
+        found = connection.introspection.get_constraints(cursor, LOG)
+    return {tuple(c["columns"]) for c in found.values() if c["index"] and not c["primary_key"]}
+
+
+def migrate_to(name):
+    executor = MigrationExecutor(connection)
+    executor.migrate([(APP, name)])
+    executor.loader.build_graph()
+
+
+def declared():
+    """Each index the log's model declares, by its columns."""
+    column = lambda name: TransitionLog._meta.get_field(name).column  # noqa: E731
+    return {index.name: tuple(map(column, index.fields)) for index in TransitionLog._meta.indexes}
+
+
+@pytest.mark.django_db
+def test_the_log_is_indexed_for_the_reports_window_and_its_timeouts():
+    found = indexes()
+    assert {"workflow_log_stay_idx", "workflow_log_timeout_idx"} <= set(declared())
+    assert set(declared().values()) <= found
+    assert ("content_type_id",) not in found  # each index begins with it
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_goes_back_to_the_index_on_the_type_alone():
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)[0][1]
+    try:
+        migrate_to("0007_log_stay_start")
+        before = indexes()
+        assert ("content_type_id",) in before
+        assert ("content_type_id", "from_state_entered_at") not in before
+    finally:
+        migrate_to(latest)
+    assert ("content_type_id",) not in indexes()
+
+
+def definitions():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s", [LOG])
+        return dict(cursor.fetchall())
+
+
+def recipe():
+    """The statements docs/upgrading.md gives for building 0008's indexes by hand."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "upgrading.md").read_text()
+    block = re.search(r"```sql\n(.*?)```", page[page.index("Migration `0008`") :], re.S)
+    return [statement.strip() for statement in block.group(1).split(";") if statement.strip()]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="CREATE INDEX CONCURRENTLY")
+@pytest.mark.django_db(transaction=True)
+def test_the_upgrading_pages_concurrent_recipe_builds_what_the_migration_does():
+    migrated = definitions()
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)[0][1]
+    try:
+        migrate_to("0007_log_stay_start")
+        with connection.cursor() as cursor:
+            for statement in recipe():
+                cursor.execute(statement)
+        MigrationExecutor(connection).migrate([(APP, "0008_log_report_indexes")], fake=True)
+        assert definitions() == migrated
+    finally:
+        migrate_to(latest)
