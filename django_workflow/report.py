@@ -343,9 +343,10 @@ def _statement(
     """The report in one statement.
 
     Rows ``("step", step, None, stays, open, median, p90, business median, business
-    p90)`` per step with stays, and ``("fired", step, timeout, stays)`` per timeout
-    that fired: a transition timeout is what ended the stay; an action timeout's
-    firing names the stay it happened in.
+    p90)`` per step with stays (on PostgreSQL, per declared step too, its stays 0
+    when none began), and ``("fired", step, timeout, stays)`` per timeout that fired:
+    a transition timeout is what ended the stay; an action timeout's firing names the
+    stay it happened in.
     """
     connection = connections[db]
     ended, ended_params = _sql(ended_stays(model, db, since, until), db)

@@ -1,13 +1,17 @@
 """The log's indexes for the time-in-step report (migration 0008; docs/report.md)."""
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
+from django_workflow import report
 from django_workflow.models import TransitionLog
+from tests.moments import T
+from tests.testapp.models import Appeal
 
 LOG = TransitionLog._meta.db_table
 APP = "django_workflow"
@@ -80,3 +84,21 @@ def test_the_upgrading_pages_concurrent_recipe_builds_what_the_migration_does():
         assert definitions() == migrated
     finally:
         migrate_to(latest)
+
+
+@pytest.mark.django_db
+def test_the_report_reads_the_log_through_its_indexes():
+    since, until = T, T + timedelta(days=30)
+    zones = report._zones(Appeal, "default")
+    days = report._calendar_days(Appeal, zones, since, until)
+    sql, params = report._statement(Appeal, "default", since, until, zones, days)
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":  # its planner reads a tiny table whole
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {sql}", params)
+        else:
+            cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+        plan = " ".join(str(row) for row in cursor.fetchall())
+    assert "workflow_log_stay_idx" in plan
+    covering = "Index Only Scan using" if connection.vendor == "postgresql" else "COVERING INDEX"
+    assert f"{covering} workflow_log_timeout_idx" in plan

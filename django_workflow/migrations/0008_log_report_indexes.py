@@ -6,15 +6,31 @@
   breach counts read: they come from the index alone.
 
 The index Django made for ``content_type`` alone goes: each index of the log
-begins with it. On SQLite, changing the field would copy the whole table, so the
-index is dropped by name instead.
+begins with it. It is found by its column, whatever its name, and dropped: on
+SQLite, changing the field instead would copy the whole table.
 """
 
 import django.db.models.deletion
 from django.db import migrations, models
 
 LOG = "django_workflow_transitionlog"
+#: The name Django gives the index on ``content_type`` alone, to create it again.
 TYPE_INDEX = "django_workflow_transitionlog_content_type_id_20ed5b53"
+
+
+def drop_type_index(apps, schema_editor):
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        found = connection.introspection.get_constraints(cursor, LOG)
+    for name, index in found.items():
+        alone = index["columns"] == ["content_type_id"]
+        if alone and index["index"] and not (index["unique"] or index["primary_key"]):
+            schema_editor.execute(f"DROP INDEX {schema_editor.quote_name(name)}")
+
+
+def create_type_index(apps, schema_editor):
+    quote = schema_editor.quote_name
+    schema_editor.execute(f"CREATE INDEX {quote(TYPE_INDEX)} ON {quote(LOG)} (content_type_id)")
 
 
 class Migration(migrations.Migration):
@@ -58,11 +74,6 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            database_operations=[
-                migrations.RunSQL(
-                    f'DROP INDEX IF EXISTS "{TYPE_INDEX}"',
-                    reverse_sql=f'CREATE INDEX "{TYPE_INDEX}" ON "{LOG}" ("content_type_id")',
-                ),
-            ],
+            database_operations=[migrations.RunPython(drop_type_index, create_type_index)],
         ),
     ]
