@@ -534,10 +534,14 @@ def _literal(zone: str) -> str:
 
 
 def _same_key(key: str, pk: Any, connection: Any) -> str:
-    """The log's ``object_id`` read as the key's type when it is a whole number, so the
-    join uses the primary key's index (SQLite has no hash join); other keys as text."""
-    if pk.get_internal_type() in INTEGER_KEYS:
+    """The log's ``object_id`` read as the key's type when it is a whole number or a
+    UUID, so the join uses the primary key's index (SQLite has no hash join); other keys
+    as text. SQLite keeps a UUID as 32 hex digits, the log as ``str(uuid)``."""
+    kind = pk.get_internal_type()
+    if kind in INTEGER_KEYS or (kind == "UUIDField" and connection.vendor == "postgresql"):
         return f"{key} = CAST(s.object_id AS {pk.rel_db_type(connection)})"
+    if kind == "UUIDField":
+        return f"{key} = REPLACE(s.object_id, '-', '')"
     return f"CAST({key} AS TEXT) = s.object_id"
 
 

@@ -19,7 +19,7 @@ from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, _calendar_days, non_working_spans, time_in_step
 from tests.moments import T
-from tests.testapp.models import Appeal, Claim, Proposal, Recheck, Shipment, Ticket
+from tests.testapp.models import Appeal, Claim, Proposal, Recheck, Shipment, Ticket, Voyage
 
 pytestmark = pytest.mark.django_db
 
@@ -416,6 +416,17 @@ def test_rows_written_at_the_same_instant_follow_the_logs_order(clock):
     assert (steps["review"].stays, steps["review"].open) == (2, 1)
     assert steps["review"].median_hours == pytest.approx((0 + 2) / 2)
     assert (steps["waiting"].stays, steps["waiting"].median_hours) == (1, pytest.approx(1))
+
+
+def test_a_record_keyed_by_a_uuid_counts_in_its_own_zone(clock):
+    clock.move_to(at(5, 12), tick=False)  # Friday
+    voyage = Voyage.objects.create(tz=NEW_YORK)
+    clock.move_to(at(7, 23), tick=False)  # Sunday: 59 h
+    voyage.dock()
+    sailing = by_step(time_in_step(Voyage, since=T, until=at(8, 0)))["sailing"]
+    # New York's weekend from Sat 04:00 UTC: 43 h of the stay. Zagreb's, from
+    # Fri 22:00 to Sun 22:00 UTC, would have left 11 h.
+    assert sailing.median_business_hours == pytest.approx(59 - 43)
 
 
 def test_a_step_the_workflow_no_longer_declares_keeps_its_figures(clock):
