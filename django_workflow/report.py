@@ -446,9 +446,9 @@ def _per_step(vendor: str, steps: list[str]) -> tuple[str, list[str]]:
 def _per_step_postgresql(steps: list[str]) -> tuple[str, list[str]]:
     """One pass over the stays works out every declared step's figures, each aggregate
     taking its own step's stays (``FILTER``, on the step's number: cheaper than its name
-    four times a step). The stays need no sorting by step, so they reach the aggregate as
-    the parallel workers produce them. ``percentile_cont`` sorts each step's values once
-    for both fractions. Steps only the log still names are grouped apart.
+    four times a step), so no sort of every stay by step stands between the parallel
+    workers and the aggregate. ``percentile_cont`` sorts each step's values once for
+    both fractions. Steps only the log still names are grouped apart.
 
     ``OFFSET 0`` keeps the planner from pulling the numbering subquery up, which would
     copy its ``CASE`` into every filter: the number is worked out once a stay."""
@@ -505,7 +505,7 @@ def _record_of_ended(model: Any, connection: Any, zones: list[str]) -> str:
     """The join from an ended stay to its record's zone number (``m.zone``), found by its
     key, which the log keeps as text. Only records naming one of the other zones are
     joined, their numbers worked out once each; the rest count in the workflow's zone.
-    None when only the workflow's zone is in play."""
+    Empty when only the workflow's zone is in play."""
     if len(zones) == 1:
         return ""
     quote, pk = connection.ops.quote_name, model._meta.pk

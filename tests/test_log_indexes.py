@@ -25,9 +25,11 @@ def indexes():
 
 
 def migrate_to(name):
-    executor = MigrationExecutor(connection)
-    executor.migrate([(APP, name)])
-    executor.loader.build_graph()
+    MigrationExecutor(connection).migrate([(APP, name)])
+
+
+def latest():
+    return MigrationExecutor(connection).loader.graph.leaf_nodes(APP)[0][1]
 
 
 def declared():
@@ -46,14 +48,14 @@ def test_the_log_is_indexed_for_the_reports_window_and_its_timeouts():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_goes_back_to_the_index_on_the_type_alone():
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)[0][1]
+    last = latest()
     try:
         migrate_to("0007_log_stay_start")
         before = indexes()
         assert ("content_type_id",) in before
         assert ("content_type_id", "from_state_entered_at") not in before
     finally:
-        migrate_to(latest)
+        migrate_to(last)
     assert ("content_type_id",) not in indexes()
 
 
@@ -74,7 +76,7 @@ def recipe():
 @pytest.mark.django_db(transaction=True)
 def test_the_upgrading_pages_concurrent_recipe_builds_what_the_migration_does():
     migrated = definitions()
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)[0][1]
+    last = latest()
     try:
         migrate_to("0007_log_stay_start")
         with connection.cursor() as cursor:
@@ -83,7 +85,7 @@ def test_the_upgrading_pages_concurrent_recipe_builds_what_the_migration_does():
         MigrationExecutor(connection).migrate([(APP, "0008_log_report_indexes")], fake=True)
         assert definitions() == migrated
     finally:
-        migrate_to(latest)
+        migrate_to(last)
 
 
 @pytest.mark.django_db
