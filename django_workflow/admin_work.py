@@ -1,8 +1,12 @@
-"""The admin's "My work" page: the logged-in user's inbox, in the models they may view.
+"""The admin's "My work" page: the records whose change page offers the logged-in user
+a transition, and exactly the transitions it offers.
 
-A view of its own module, wired into the "Workflows" overview's URLs; it is
-handed the admin site and the admin's way of describing a deadline, so it
-never imports the admin module.
+The candidates are the inbox's (``actionable_by``: one query per model, from the
+policies), drawn from each ``ModelAdmin``'s ``get_queryset``; each is then asked
+of its ``ModelAdmin`` as its change page asks: ``has_change_permission`` for the
+record, then ``get_workflow_transitions``, which sees the values the admin fills
+in itself. A view of its own module, wired into the "Workflows" overview's URLs;
+it is handed the admin site and the admin's way of describing a deadline.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from .inbox import InboxItem, inbox
+from .inbox import InboxItem, gather
 from .workflow_model import workflow_models
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.
@@ -27,10 +31,17 @@ PAGE_SIZE = 100
 def my_work_view(
     request: HttpRequest, *, admin_site: Any, describe: Callable[..., str]
 ) -> TemplateResponse:
-    """The records the user can act on, soonest deadline first, each linking to its
+    """The records the user can act on here, soonest deadline first, each linking to its
     change page; ``describe(deadline, record, now)`` words a deadline as the admin does."""
     now = timezone.now()
-    items = inbox(request.user, now, limit=PAGE_SIZE, models=viewable(admin_site, request))
+    admins = {admin.model: admin for admin in changeable(admin_site, request)}
+    items = gather(
+        [admin.get_queryset(request) for admin in admins.values()],
+        request.user,
+        lambda record: offered(admins[type(record)], request, record),
+        now,
+        limit=PAGE_SIZE,
+    )
     context = {
         **admin_site.each_context(request),
         "title": "My work",
@@ -40,14 +51,27 @@ def my_work_view(
     return TemplateResponse(request, "admin/django_workflow/my_work.html", context)
 
 
-def viewable(admin_site: Any, request: HttpRequest) -> list[Any]:
-    """The workflow models registered on ``admin_site`` whose records the user may view."""
+def changeable(admin_site: Any, request: HttpRequest) -> list[Any]:
+    """The ``ModelAdmin``s on ``admin_site`` that show workflow buttons, of the workflow
+    models whose records the user may change: only a change permission brings buttons."""
+    from .admin import WorkflowAdminMixin  # the admin module imports this one
+
     registry = admin_site._registry
     return [
-        model
+        registry[model]
         for model in workflow_models()
-        if model in registry and registry[model].has_view_or_change_permission(request)
+        if isinstance(registry.get(model), WorkflowAdminMixin)
+        and registry[model].has_change_permission(request)
     ]
+
+
+def offered(model_admin: Any, request: HttpRequest, record: Any) -> list[str]:
+    """The transitions ``record``'s change page offers the user, as its panel decides
+    (``WorkflowAdminMixin.workflow_panel``): none without the change permission on the
+    record, else what ``get_workflow_transitions`` lists."""
+    if not model_admin.has_change_permission(request, record):
+        return []
+    return model_admin.get_workflow_transitions(request, record)
 
 
 def _row(item: InboxItem, admin_site: Any, describe: Callable[..., str], now: Any) -> dict:
@@ -59,7 +83,10 @@ def _row(item: InboxItem, admin_site: Any, describe: Callable[..., str], now: An
         "label": item.model._meta.label,
         "url": reverse(f"{admin_site.name}:{info[0]}_{info[1]}_change", args=[quote(record.pk)]),
         "deadline": _deadline(item, describe, now),
-        "actions": [workflow.transition_label(name, item.step) for name in item.actions],
+        "actions": [
+            {"name": name, "label": workflow.transition_label(name, item.step)}
+            for name in item.actions
+        ],
     }
 
 

@@ -2,16 +2,24 @@
 
 For each model, ``actionable_by(actor)`` ordered by the stored ``next_due_at``
 (the soonest pending deadline of the record's step, computed on entry in the
-record's zone and business days; see deadlines.py), so each model costs one
-query (plus the fallback of a policy without a filter) and reads at most
-``limit`` rows. The models' lists are merged soonest first, records without
-a deadline last, and only the items kept are asked for their actions.
+record's zone and business days; see deadlines.py), read ``limit`` rows at a
+time, so each model costs one query (plus the fallback of a policy without a
+filter). The models' rows are merged soonest first, records without a deadline
+last, and asked for their actions in that order until ``limit`` list one.
+
+``gather`` is the same walk with the question asked of each record given: the
+admin's "My work" page asks the record's ``ModelAdmin`` what its change page
+offers (admin_work.py), where ``inbox`` asks ``available_actions``.
 """
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
+from itertools import count
 from typing import Any
 
 from django.db.models import F
@@ -36,7 +44,8 @@ class InboxItem:
     #: The soonest pending deadline of the step (``None``: none); ``overdue`` if past ``now``.
     due_at: datetime | None
     overdue: bool
-    #: The transitions the actor may call now, in declaration order.
+    #: What the actor may do now, in declaration order: ``inbox`` lists the transitions
+    #: ``available_actions`` lists, the admin's "My work" the buttons its change page offers.
     actions: tuple[str, ...]
 
 
@@ -52,26 +61,62 @@ def inbox(
     ``models`` narrows the workflow models searched (default: all). Raises
     ``ValueError`` for a ``limit`` that is not a positive integer.
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"inbox(limit=...) must be a positive integer, not {limit!r}.")
-    now = now or timezone.now()
     if models is None:
         from .workflow_model import workflow_models
 
         models = workflow_models()
-    found = [record for model in models for record in _soonest(model, actor, limit)]
-    found.sort(key=_order)
-    return [_item(record, actor, now) for record in found[:limit]]
+    sources = [model._default_manager.all() for model in models]
+    return gather(sources, actor, partial(_available, actor=actor), now, limit=limit)
 
 
-def _soonest(model: Any, actor: Any, limit: int) -> list[Any]:
-    """The model's first ``limit`` actionable records by due instant, then by key."""
-    rows = actionable(model._default_manager.all(), actor)
-    if _has_due_column(model):
+def gather(
+    querysets: Iterable[Any],
+    actor: Any,
+    actions_of: Callable[[Any], Iterable[str]],
+    now: datetime | None = None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+) -> list[InboxItem]:
+    """The records of ``querysets`` that ``actions_of`` lists an action on, soonest
+    deadline first, at most ``limit``.
+
+    The candidates are ``actionable_by(actor)``'s, read a page of ``limit`` per
+    model at a time, merged in deadline order; each is asked ``actions_of(record)``
+    in that order, and one that lists no action is passed over (another page of its
+    model is read only when its first runs out). Raises ``ValueError`` for a
+    ``limit`` that is not a positive integer.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"inbox(limit=...) must be a positive integer, not {limit!r}.")
+    now = now or timezone.now()
+    streams = [_candidates(queryset, actor, limit) for queryset in querysets]
+    items: list[InboxItem] = []
+    for record in heapq.merge(*streams, key=_order):
+        actions = tuple(actions_of(record))
+        if actions:
+            items.append(_item(record, actions, now))
+            if len(items) == limit:
+                break
+    return items
+
+
+def _available(record: Any, *, actor: Any) -> list[str]:
+    return record.available_actions(actor)
+
+
+def _candidates(queryset: Any, actor: Any, page: int) -> Iterator[Any]:
+    """The model's actionable records by due instant, then by key, read ``page`` at a
+    time: the first page is one query, and most callers need no other."""
+    rows = actionable(queryset, actor)
+    if _has_due_column(queryset.model):
         rows = rows.order_by(F(NEXT_DUE_AT).asc(nulls_last=True), "pk")
     else:
         rows = rows.order_by("pk")
-    return list(rows[:limit])
+    for start in count(0, page):
+        found = list(rows[start : start + page])
+        yield from found
+        if len(found) < page:
+            return
 
 
 def _has_due_column(model: Any) -> bool:
@@ -87,7 +132,7 @@ def _order(record: Any) -> tuple[Any, ...]:
     return (due is None, due or datetime.min, record._meta.label, record.pk)
 
 
-def _item(record: Any, actor: Any, now: datetime) -> InboxItem:
+def _item(record: Any, actions: tuple[str, ...], now: datetime) -> InboxItem:
     workflow = type(record).workflow
     due = _due(record)
     return InboxItem(
@@ -97,5 +142,5 @@ def _item(record: Any, actor: Any, now: datetime) -> InboxItem:
         step_label=workflow.step_label(record.current_step),
         due_at=due,
         overdue=due is not None and due <= now,
-        actions=tuple(record.available_actions(actor)),
+        actions=actions,
     )

@@ -5,12 +5,14 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import Permission, User
 from django.db import models
 
 from django_workflow import Step, Transition, inbox
+from django_workflow.admin import WorkflowAdminMixin
 from django_workflow.checks import check_model
-from django_workflow.policies import any_of, is_staff, relates_to_actor_via
+from django_workflow.policies import EVERYTHING, any_of, is_staff, relates_to_actor_via
 from tests.testapp.models import Case, Claim, Escalation, Proposal, Ticket
 
 pytestmark = pytest.mark.django_db
@@ -32,8 +34,8 @@ def user_with(username, *codenames, **fields):
 
 @pytest.fixture
 def clerk():
-    """May change tickets (so act on new ones) and view claims, tickets and escalations."""
-    return user_with("clerk", "change_ticket", "view_claim", "view_ticket", is_staff=True)
+    """May change tickets (so act on new ones) and claims, and view proposals."""
+    return user_with("clerk", "change_ticket", "change_claim", "view_proposal", is_staff=True)
 
 
 @pytest.fixture
@@ -119,22 +121,69 @@ def test_a_case_reaches_its_owner_through_its_policy(clerk):
     assert (item.record, item.actions) == (mine, ("resolve", "submit", "withdraw"))
 
 
+def promises_more(actor, record, name):
+    """A policy whose filter says more than its call: only a ticket reopened before
+    may be reopened, though ``q`` says every one."""
+    return record.reopened > 0
+
+
+promises_more.q = lambda actor: EVERYTHING
+
+
+def test_a_record_with_no_action_after_all_is_passed_over_and_the_limit_still_met(monkeypatch):
+    monkeypatch.setitem(Ticket.workflow.policies, "reopen", promises_more)
+    first, second, third = (Ticket.objects.create(reopened=n) for n in (0, 0, 1))
+    Ticket.objects.update(state="resolved")
+    assert list(Ticket.objects.actionable_by(None)) == [first, second, third]
+    [item] = inbox(None, limit=1, models=[Ticket])  # a page of one at a time: three read
+    assert (item.record, item.actions) == (third, ("reopen",))
+
+
 # The admin's "My work" page ---------------------------------------------------------------
 
 
-def test_my_work_lists_the_users_records_in_the_models_they_may_view(waiting, clerk, client):
+def test_my_work_lists_the_users_records_in_the_models_they_may_change(waiting, clerk, client):
     client.force_login(clerk)
     page = client.get(MY_WORK)
     assert page.status_code == 200
     rows = page.context["rows"]
-    # Proposal and Escalation wait for the clerk too, but the clerk may not view them
+    # Proposals wait for the clerk too, but the clerk may only view them; Escalation is
+    # not registered in the test admin
     assert [row["item"].record for row in rows] == [waiting["claim"], waiting["ticket"]]
     claim = waiting["claim"]
     assert rows[0]["url"] == f"/admin/testapp/claim/{claim.pk}/change/"
     html = page.content.decode()
     assert f'href="/admin/testapp/claim/{claim.pk}/change/"' in html
     assert "Reminder due Tue 29 Dec 10:00 CET (in 4 d)" in html
-    assert "Close, Start" in html
+    assert (
+        '<span class="workflow-my-work-action" data-transition="close">Close</span>, '
+        '<span class="workflow-my-work-action" data-transition="start">Start</span>'
+    ) in html
+
+
+class OwnTicketsAdmin(WorkflowAdminMixin, admin.ModelAdmin):
+    """Shows no ticket reopened 9 times, lets a user change only tickets nobody else
+    owns, and never offers "close"."""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(reopened=9)
+
+    def has_change_permission(self, request, obj=None):
+        mine = obj is None or obj.owner_id in (None, request.user.pk)
+        return mine and super().has_change_permission(request, obj)
+
+    def get_workflow_transitions(self, request, record):
+        return [n for n in super().get_workflow_transitions(request, record) if n != "close"]
+
+
+def test_my_work_asks_the_model_admin_what_its_change_page_offers(clerk, client, monkeypatch):
+    monkeypatch.setitem(admin.site._registry, Ticket, OwnTicketsAdmin(Ticket, admin.site))
+    Ticket.objects.create(reopened=9)  # not in the admin's queryset: no change page
+    Ticket.objects.create(owner=User.objects.create_user("someone"))  # not the clerk's to change
+    mine = Ticket.objects.create(owner=clerk)
+    client.force_login(clerk)
+    rows = client.get(MY_WORK).context["rows"]
+    assert [(row["item"].record, row["item"].actions) for row in rows] == [(mine, ("start",))]
 
 
 def test_my_work_words_an_overdue_deadline_as_the_admin_does(waiting, clerk, client, time_machine):
