@@ -44,7 +44,7 @@ from .models import TransitionLog, WorkflowOverview
 from .policies import allowed
 from .queueing import attempt_row, retry_now
 from .scheduling import zone_of
-from .undo import undoable
+from .undo import undoable, undoable_row
 from .workflow_model import workflow_models
 
 #: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
@@ -290,17 +290,15 @@ class WorkflowAdminMixin:
         if request.POST.get("post") == "yes":
             return self.workflow_bulk_transition(request, queryset, name, comment=_comment(request))
         hidden = set(self._hidden_from(request, queryset, name))
-        forecast = [
-            (
-                record,
-                *(
-                    (None, "not offered here")
-                    if record.pk in hidden
-                    else foresee(record, name, request.user)
-                ),
+
+        def outlook(record: Any) -> tuple[str | None, str]:
+            return (
+                (None, "not offered here")
+                if record.pk in hidden
+                else foresee(record, name, request.user)
             )
-            for record in queryset
-        ]
+
+        forecast = [(record, *outlook(record)) for record in queryset]
         workflow = self.model.workflow
         if not any(target and _is_terminal(workflow, target) for _, target, _ in forecast):
             return self.workflow_bulk_transition(request, queryset, name)
@@ -586,6 +584,8 @@ class WorkflowAdminMixin:
             return self._stale(request, record)
         workflow = type(record).workflow
         if request.method == "GET":
+            if row is None:  # a stale link: say why, as a post would
+                self._undo_refused(request, record)
             if row is None or not _is_terminal(workflow, row.from_state):
                 return redirect(self._change_url(record) + _kept(request))
             return self._undo_form(request, record, row)
@@ -594,6 +594,14 @@ class WorkflowAdminMixin:
         return self._workflow_call(
             request, record, call, f"{'Redone' if redo else 'Undone'}: now in"
         )
+
+    def _undo_refused(self, request: HttpRequest, record: Any) -> None:
+        try:
+            undoable_row(record, request.user)
+        except UndoNotPermitted as error:
+            messages.error(request, self._undo_refusal(record, error))
+        except WorkflowPermissionDenied as error:
+            raise PermissionDenied from error
 
     def _stale(self, request: HttpRequest, record: Any) -> HttpResponse:
         """A button pressed on a page older than the record: nothing is done."""

@@ -647,10 +647,11 @@ def test_a_redo_is_not_offered_once_the_window_of_the_move_has_passed(admin_clie
     admin_client.post(action_url(decision, "undo"))
     time_machine.move_to(datetime(2026, 6, 1, 9, 30, 1, tzinfo=UTC), tick=False)
     assert admin_client.get(change_url(decision)).context["workflow"]["undo_url"] == ""
+    refused = "Redo refused: the time allowed to undo the move (30m) has passed."
     response = admin_client.post(action_url(decision, "undo"))
-    assert messages_after(admin_client, response)[-1] == (
-        "Redo refused: the time allowed to undo the move (30m) has passed."
-    )
+    assert messages_after(admin_client, response)[-1] == refused
+    response = admin_client.get(action_url(decision, "undo"))  # a confirmation link, stale
+    assert messages_after(admin_client, response)[-1] == refused
     assert Decision.objects.get(pk=decision.pk).state == "pending"
 
 
