@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -9,7 +10,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import options
+from django.contrib.admin import helpers, options
 from django.contrib.admin.options import IS_POPUP_VAR
 from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
@@ -26,15 +27,24 @@ from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 
 from . import graph, status
-from .admin_actions import BulkReport, asks_values, failed, reason_of, transition_action
+from .admin_actions import (
+    BulkReport,
+    asks_values,
+    failed,
+    foresee,
+    reason_of,
+    transition_action,
+)
 from .admin_work import my_work_view
 from .declaration import humanise
-from .engine import permits
+from .engine import available, permits
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
+from .history import last_step_change
 from .models import TransitionLog, WorkflowOverview
+from .policies import allowed
 from .queueing import attempt_row, retry_now
 from .scheduling import zone_of
-from .undo import undoable
+from .undo import undoable, undoable_row
 from .workflow_model import workflow_models
 
 #: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
@@ -202,6 +212,23 @@ class WorkflowOverviewAdmin(admin.ModelAdmin):
         }
 
 
+class CommentForm(forms.Form):
+    """The optional reason a page asks for beside a move; stored on the log row."""
+
+    prefix = "workflow"
+    comment = forms.CharField(
+        label="Reason / comment",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Optional. Kept in the record's history.",
+    )
+
+
+def _comment(request: HttpRequest) -> str:
+    form = CommentForm(request.POST)
+    return form.cleaned_data["comment"] if form.is_valid() else ""
+
+
 class WorkflowAdminMixin:
     """Add to a ``ModelAdmin`` of a workflow model: the step, its buttons, diagram and history.
 
@@ -212,6 +239,17 @@ class WorkflowAdminMixin:
 
     change_form_template = "admin/django_workflow/change_form.html"
     workflow_history_per_page = 20
+
+    #: Why an undo or redo was refused, in words, by ``UndoNotPermitted.reason``.
+    workflow_undo_refusals = {
+        "undo_not_enabled": "this workflow has no undo",
+        "no_history": "nothing has moved this record yet",
+        "not_undoable": "its last move cannot be undone",
+        "window_expired": "the time allowed to undo the move ({within}) has passed",
+        "no_actor": "only the person who made the move may undo it",
+        "different_actor": "only the person who made the move may undo it",
+        "effect_ran": "the step it entered has already started its work",
+    }
 
     class Media:
         css = {"all": ["django_workflow/workflow.css"]}
@@ -245,10 +283,64 @@ class WorkflowAdminMixin:
                 actions[f"workflow_{name}"] = action
         return actions
 
-    def workflow_bulk_transition(self, request: HttpRequest, queryset: Any, name: str) -> None:
+    def workflow_bulk_action(self, request: HttpRequest, queryset: Any, name: str) -> Any:
+        """A changelist action: a selection some of whose records would move into a final
+        step is confirmed on a page first (posting back ``post=yes``, as Django's "Delete
+        selected" does); any other moves at once."""
+        if request.POST.get("post") == "yes":
+            return self.workflow_bulk_transition(request, queryset, name, comment=_comment(request))
+        hidden = set(self._hidden_from(request, queryset, name))
+
+        def outlook(record: Any) -> tuple[str | None, str]:
+            return (
+                (None, "not offered here")
+                if record.pk in hidden
+                else foresee(record, name, request.user)
+            )
+
+        forecast = [(record, *outlook(record)) for record in queryset]
+        workflow = self.model.workflow
+        if not any(target and _is_terminal(workflow, target) for _, target, _ in forecast):
+            return self.workflow_bulk_transition(request, queryset, name)
+        return self._bulk_confirmation(request, name, forecast)
+
+    def _bulk_confirmation(self, request: HttpRequest, name: str, forecast: list[Any]) -> Any:
+        workflow = self.model.workflow
+        label = workflow.transition_label(name)
+        moving = [
+            {"record": r, "to": workflow.step_label(t), "final": _is_terminal(workflow, t)}
+            for r, t, _ in forecast
+            if t
+        ]
+        staying = [{"record": r, "reason": why} for r, t, why in forecast if not t]
+        info = self.model._meta.app_label, self.model._meta.model_name
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{label}: confirm",
+            "opts": self.model._meta,
+            "transition_label": label,
+            "moving": moving,
+            "staying": staying,
+            "final_steps": sorted({m["to"] for m in moving if m["final"]}, key=str),
+            "selected": [r.pk for r, _, _ in forecast],
+            "action": f"workflow_{name}",
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "comment_form": CommentForm(),
+            "back_url": request.get_full_path(),
+            "changelist_url": reverse(f"{self.admin_site.name}:{info[0]}_{info[1]}_changelist"),
+            "app_url": reverse(f"{self.admin_site.name}:app_list", kwargs={"app_label": info[0]}),
+            "index_url": reverse(f"{self.admin_site.name}:index"),
+        }
+        return TemplateResponse(request, "admin/django_workflow/bulk_confirmation.html", context)
+
+    def workflow_bulk_transition(
+        self, request: HttpRequest, queryset: Any, name: str, comment: str = ""
+    ) -> None:
         """Move the selected records through ``name`` as the logged-in user; report outcomes."""
         hidden = self._hidden_from(request, queryset, name)
-        outcomes = queryset.exclude(pk__in=hidden).transition(name, actor=request.user)
+        outcomes = queryset.exclude(pk__in=hidden).transition(
+            name, actor=request.user, comment=comment
+        )
         report = BulkReport(self.model.workflow, name)
         for record in queryset.filter(pk__in=hidden):
             report.refused(record, "not offered here")
@@ -343,18 +435,20 @@ class WorkflowAdminMixin:
             "logged": workflow.log is True,
         }
 
-    def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, str]:
-        """The undo button, named for what it reverses: "Undo reject" or "Redo reject"."""
+    def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, Any]:
+        """The undo button, named for what it reverses: "Undo reject" or "Redo reject";
+        like a transition, it confirms first when it would move into a final step."""
         row = undoable(record, request.user) if may_change else None
         if row is None:
-            return {"undo_url": "", "undo_label": ""}
-        verb, name = "Undo", row.transition_name
-        if row.triggered_by == TransitionLog.Trigger.UNDO:  # reversing an undo, or a redo
-            done, _, name = row.description.partition(" of ")
-            verb = "Redo" if done == "undo" else "Undo"
-        label = type(record).workflow.transition_label(name)
+            return {"undo_url": "", "undo_label": "", "undo_row": "", "undo_asks": False}
         url = self._workflow_url(record, "undo") + _kept(request)
-        return {"undo_url": url, "undo_label": f"{verb} “{label}”"}
+        asks = _is_terminal(type(record).workflow, row.from_state)
+        return {
+            "undo_url": url,
+            "undo_label": _undo_label(record, row),
+            "undo_row": row.pk,
+            "undo_asks": asks,
+        }
 
     def _attempt(
         self, request: HttpRequest, record: Any, step: Any, may_change: bool
@@ -383,8 +477,8 @@ class WorkflowAdminMixin:
         step = type(record).workflow.step_label(record.current_step)
         if retry_now(record):
             messages.success(request, f"{step}: queued again.")
-        else:
-            messages.error(request, f"{step} is not halted.")
+        else:  # pressed twice, or the step ran or was left since the page was shown
+            messages.warning(request, f"Nothing to retry: {record} is in {step}, not halted.")
         return redirect(self._change_url(record) + _kept(request))
 
     def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
@@ -397,6 +491,8 @@ class WorkflowAdminMixin:
             "actions": [],
             "undo_url": "",
             "undo_label": "",
+            "undo_row": "",
+            "undo_asks": False,
             "attempt": None,
             "diagram": mark_safe(graph.svg(workflow)),  # built from escaped names
             "pending": [],
@@ -434,8 +530,16 @@ class WorkflowAdminMixin:
         POST: run the transition for the logged-in user."""
         record = self._workflow_record(request, object_id)
         workflow = type(record).workflow
+        if request.method == "POST" and request.POST.get("step", record.current_step) != (
+            record.current_step
+        ):
+            return self._stale(request, record)
         declared = workflow.transition(record.current_step, name)
         if declared is not None and name not in self.get_workflow_transitions(request, record):
+            if self._condition_unmet(request, record, declared):
+                label = workflow.transition_label(name, record.current_step)
+                messages.error(request, f"“{label}” is not possible now: its condition is not met.")
+                return redirect(self._change_url(record) + _kept(request))
             raise PermissionDenied
         if request.method == "GET" and not self._asks(request, record, declared):
             # a stale link, a reload, a second tab: back to the record
@@ -452,30 +556,61 @@ class WorkflowAdminMixin:
         if request.method == "GET":
             empty = dict.fromkeys(_asked(declared, values))  # never a value of an earlier round
             form = form_class(instance=record, initial=empty) if form_class else None
-            return self._workflow_form(request, record, declared, form)
+            return self._workflow_form(request, record, declared, form, CommentForm())
         if request.method != "POST":
             return HttpResponseNotAllowed(["GET", "POST"])
         accepted = dict(values)
         if form_class is not None:
             form = form_class(request.POST, instance=record)
             if not form.is_valid():
-                return self._workflow_form(request, record, declared, form)
+                comment_form = CommentForm(request.POST)
+                return self._workflow_form(request, record, declared, form, comment_form)
             accepted.update({f: form.cleaned_data[f] for f in _asked(declared, values)})
             record.refresh_from_db()  # the form wrote the values onto the instance
-        call = partial(record.transition, name, actor=request.user, **accepted)
+        comment = _comment(request)
+        call = partial(record.transition, name, actor=request.user, comment=comment, **accepted)
         label = workflow.transition_label(name, record.current_step)
         return self._workflow_call(request, record, call, f"{label}: now in")
 
     def workflow_undo_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
+        """GET: the page confirming an undo or redo that moves into a final step;
+        POST: undo (or redo) the move the button named, for the logged-in user."""
+        if request.method not in ("GET", "POST"):
+            return HttpResponseNotAllowed(["GET", "POST"])
         record = self._workflow_record(request, object_id)
         row = undoable(record, request.user)
+        posted = request.POST.get("row") if request.method == "POST" else request.GET.get("row")
+        if row is not None and posted and posted != str(row.pk):  # pressed twice, or stale
+            return self._stale(request, record)
+        workflow = type(record).workflow
+        if request.method == "GET":
+            if row is None:  # a stale link: say why, as a post would
+                self._undo_refused(request, record)
+            if row is None or not _is_terminal(workflow, row.from_state):
+                return redirect(self._change_url(record) + _kept(request))
+            return self._undo_form(request, record, row)
         redo = row is not None and row.description.startswith("undo of")
         call = partial(record.undo, actor=request.user)
         return self._workflow_call(
             request, record, call, f"{'Redone' if redo else 'Undone'}: now in"
         )
+
+    def _undo_refused(self, request: HttpRequest, record: Any) -> None:
+        try:
+            undoable_row(record, request.user)
+        except UndoNotPermitted as error:
+            messages.error(request, self._undo_refusal(record, error))
+        except WorkflowPermissionDenied as error:
+            raise PermissionDenied from error
+
+    def _stale(self, request: HttpRequest, record: Any) -> HttpResponse:
+        """A button pressed on a page older than the record: nothing is done."""
+        step = type(record).workflow.step_label(record.current_step)
+        messages.warning(
+            request,
+            f"Nothing done: {record} changed since the page was shown; it is in {step} now.",
+        )
+        return redirect(self._change_url(record) + _kept(request))
 
     def _workflow_call(self, request: HttpRequest, record: Any, call: Any, done: str) -> Any:
         """Run a workflow call for the logged-in user; its errors become admin messages."""
@@ -484,13 +619,38 @@ class WorkflowAdminMixin:
         except WorkflowPermissionDenied as error:
             raise PermissionDenied from error
         except UndoNotPermitted as error:
-            messages.error(request, f"Undo refused ({error.reason}): {error}")
+            messages.error(request, self._undo_refusal(record, error))
         except WorkflowError as error:
             messages.error(request, str(error))
         else:
             step = type(record).workflow.step_label(record.current_step)
             messages.success(request, f"{done} {step}.")
         return redirect(self._change_url(record) + _kept(request))
+
+    def _undo_refusal(self, record: Any, error: UndoNotPermitted) -> str:
+        """ "Redo refused: only the person who made the move may undo it." """
+        row = last_step_change(record) if error.reason != "undo_not_enabled" else None
+        verb = "Undo"
+        if row is not None and row.triggered_by == TransitionLog.Trigger.UNDO:
+            verb = "Redo" if row.description.startswith("undo of") else "Undo"
+        words = self.workflow_undo_refusals.get(error.reason)
+        within = getattr(type(record).workflow.undo, "within", None)
+        text = str(words).format(within=within) if words else str(error)
+        return f"{verb} refused: {text}."
+
+    def _condition_unmet(self, request: HttpRequest, record: Any, transition: Any) -> bool:
+        """Whether the user's policy allows ``transition`` but its ``when`` does not hold
+        now: a button that went stale, not a forbidden one."""
+        seen = copy.copy(record)
+        for field, value in self.get_workflow_transition_values(
+            request, record, transition
+        ).items():
+            setattr(seen, field, value)
+        workflow = type(record).workflow
+        policy = workflow.policy_for(record.current_step, transition.name)
+        return allowed(policy, request.user, seen, transition.name) and not available(
+            seen, transition
+        )
 
     def get_workflow_transitions(self, request: HttpRequest, record: Any) -> list[str]:
         """The transitions this admin offers: those the user may call, with the values
@@ -552,29 +712,53 @@ class WorkflowAdminMixin:
         return record
 
     def _workflow_form(
-        self, request: HttpRequest, record: Any, transition: Any, form: Any
+        self, request: HttpRequest, record: Any, transition: Any, form: Any, comment_form: Any
     ) -> HttpResponse:
         workflow = type(record).workflow
         label = workflow.transition_label(transition.name, record.current_step)
         final = [workflow.step_label(t) for t in transition.targets if _is_terminal(workflow, t)]
+        context = {
+            **self._confirming(request, record, label),
+            "form": form,
+            "comment_form": comment_form,
+            "media": self.media + (form.media if form else forms.Media()),
+            "moving": f"“{label}”",
+            "final_steps": final,
+            "undoable": transition.undoable,
+            "hidden": {"step": record.current_step},
+        }
+        return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
+
+    def _undo_form(self, request: HttpRequest, record: Any, row: Any) -> HttpResponse:
+        """The page confirming an undo or redo that moves into a final step."""
+        workflow = type(record).workflow
+        label = _undo_label(record, row)
+        context = {
+            **self._confirming(request, record, label),
+            "form": None,
+            "media": self.media,
+            "moving": label,
+            "final_steps": [workflow.step_label(row.from_state)],
+            "undoable": True,
+            "hidden": {"row": row.pk},
+        }
+        return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
+
+    def _confirming(self, request: HttpRequest, record: Any, label: str) -> dict[str, Any]:
+        """What every page confirming a move of ``record`` shows: title, breadcrumbs, Back."""
         info = self.model._meta.app_label, self.model._meta.model_name
         site = self.admin_site.name
-        context = {
+        return {
             **self.admin_site.each_context(request),
             "title": f"{label}: {record}",
             "opts": self.model._meta,
             "original": record,
-            "form": form,
-            "media": self.media + (form.media if form else forms.Media()),
             "transition_label": label,
-            "final_steps": final,
-            "undoable": transition.undoable,
             "change_url": self._change_url(record) + _kept(request),
             "changelist_url": reverse(f"{site}:{info[0]}_{info[1]}_changelist"),
             "app_url": reverse(f"{site}:app_list", kwargs={"app_label": info[0]}),
             "index_url": reverse(f"{site}:index"),
         }
-        return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
 
     def _change_url(self, record: Any) -> str:
         info = self.model._meta.app_label, self.model._meta.model_name
@@ -588,6 +772,15 @@ KINDS = {
     "wait": "waits for a deadline",
     "terminal": "final",
 }
+
+
+def _undo_label(record: Any, row: Any) -> str:
+    """ "Undo “Reject”" or "Redo “Reject”": named for what the undo of ``row`` reverses."""
+    verb, name = "Undo", row.transition_name
+    if row.triggered_by == TransitionLog.Trigger.UNDO:  # reversing an undo, or a redo
+        done, _, name = row.description.partition(" of ")
+        verb = "Redo" if done == "undo" else "Undo"
+    return f"{verb} “{type(record).workflow.transition_label(name)}”"
 
 
 def _is_terminal(workflow: Any, step: str) -> bool:

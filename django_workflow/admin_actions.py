@@ -1,5 +1,7 @@
 """The changelist's transition actions: one per transition, each record moved as its
-button would move it, and a message saying what became of each."""
+button would move it, and a message saying what became of each. A selection some of
+whose records would move into a final step is confirmed first (``foresee`` tells where
+each record would go, or why it would stay)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,14 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 
-from .engine import error_summary
-from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from .engine import available, decide, error_summary
+from .errors import (
+    NoRouteMatched,
+    StaleRecord,
+    TransitionNotAllowed,
+    WorkflowError,
+    WorkflowPermissionDenied,
+)
 
 
 def transition_action(workflow: Any, name: str) -> Any:
@@ -17,8 +25,8 @@ def transition_action(workflow: Any, name: str) -> Any:
     Django describes any action (``short_description``), so the admin's own
     ``get_action`` wraps it for every Django version."""
 
-    def action(modeladmin: Any, request: HttpRequest, queryset: Any) -> None:
-        modeladmin.workflow_bulk_transition(request, queryset, name)
+    def action(modeladmin: Any, request: HttpRequest, queryset: Any) -> Any:
+        return modeladmin.workflow_bulk_action(request, queryset, name)
 
     action.__name__ = f"workflow_{name}"
     label = str(workflow.transition_label(name))
@@ -34,6 +42,18 @@ def asks_values(workflow: Any, name: str) -> bool:
         for transition in workflow.transitions_in(step)
         if transition.name == name
     )
+
+
+def foresee(record: Any, name: str, actor: Any) -> tuple[str | None, str]:
+    """Where ``record`` would go through ``name`` called by ``actor`` (and ``""``), or
+    ``None`` and why it would stay; nothing is written."""
+    declared = type(record).workflow.transition(record.current_step, name)
+    if declared is not None and not available(record, declared):
+        return None, "its condition is not met"
+    try:
+        return decide(record, name, actor, {}).target, ""
+    except (WorkflowError, TypeError) as error:
+        return None, reason_of(error)
 
 
 def failed(outcome: Any) -> bool:

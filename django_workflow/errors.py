@@ -59,6 +59,7 @@ class UndoNotPermitted(WorkflowError):
         "window_expired",
         "no_actor",
         "different_actor",
+        "effect_ran",
     )
 
     def __init__(self, reason: str, message: str = "") -> None:

@@ -89,6 +89,9 @@ def attempt_row(record: Any) -> Any:
 def retry_now(record: Any) -> bool:
     """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
     workflow = type(record).workflow
+    declared = workflow.steps.get(record.current_step)
+    if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
+        return False
     work = workflow.work(f"step:{record.current_step}")
     halted = retrying.rows(type(record), database(record)).filter(
         object_id=str(record.pk), work=work.name, halted=True

@@ -3,7 +3,10 @@
 Undo restores the step only (not attributes), sets ``state_entered_at`` to
 now and writes an ``undo`` log row whose ``reverses`` points at the row it
 undoes. Undoing an undo is redo. Refusals raise ``UndoNotPermitted`` with a
-``reason``; nothing changes.
+``reason``; nothing changes. The same rules hold for undo and redo: both are
+possible within ``Undo(within=...)`` of the manual move the chain began with,
+and neither once the worker has started on the step the move entered (its
+``on_enter``, its action, a deadline of it): that effect has gone out.
 """
 
 from __future__ import annotations
@@ -11,14 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from . import engine
+from . import engine, retrying
+from .columns import STATE_ENTERED_AT
 from .declaration import Undo
 from .durations import parse_timedelta
 from .errors import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from .events import Event, Trigger
-from .history import last_step_change
+from .history import history, last_step_change
 
 
 def undoable_row(record: Any, actor: Any = None) -> Any:
@@ -36,8 +42,17 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
             raise UndoNotPermitted(
                 "not_undoable", f"The last step change ({row.transition_name!r}) is not undoable."
             )
-    if undo.within is not None and timezone.now() - row.occurred_at > parse_timedelta(undo.within):
-        raise UndoNotPermitted("window_expired", f"Undo is only possible within {undo.within}.")
+    made = _first_move(row).occurred_at
+    if undo.within is not None and timezone.now() - made > parse_timedelta(undo.within):
+        raise UndoNotPermitted(
+            "window_expired", f"Undo is only possible within {undo.within} of the move."
+        )
+    if _work_started(record, row):
+        raise UndoNotPermitted(
+            "effect_ran",
+            f"The work of {workflow.step_label(row.to_state)}, the step the move entered, "
+            "has already started.",
+        )
     if undo.same_actor:
         if actor is None:
             raise UndoNotPermitted("no_actor", "Only the actor who made the change may undo it.")
@@ -50,6 +65,28 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
     return row
 
 
+def _first_move(row: Any) -> Any:
+    """The manual move an undo/redo chain began with: its window counts from there, so a
+    redo never reopens a decision the window has closed."""
+    while row.triggered_by == Trigger.UNDO and row.reverses_id is not None:
+        row = row.reverses
+    return row
+
+
+def _work_started(record: Any, row: Any) -> bool:
+    """Whether, since ``row`` moved the record, the worker ran or is running work of the
+    step it entered: a log row after it (an ``on_enter`` effect, a deadline firing, a
+    failed attempt) or an attempt of this stay (an automatic action under way)."""
+    later = Q(occurred_at__gt=row.occurred_at) | Q(occurred_at=row.occurred_at, id__gt=row.id)
+    if history(record).filter(later).exists():
+        return True
+    model, db = type(record), engine.database(record)
+    works = [work.name for work in model.workflow.works if work.step == row.to_state]
+    entered = getattr(record, STATE_ENTERED_AT)
+    attempts = retrying.rows(model, db).filter(object_id=str(record.pk), work__in=works)
+    return attempts.filter(round_key__gte=entered).exists()
+
+
 def _same_actor(row: Any, actor: Any) -> bool:
     if isinstance(actor, get_user_model()):
         return row.actor_id == actor.pk
@@ -57,14 +94,23 @@ def _same_actor(row: Any, actor: Any) -> bool:
 
 
 def run_undo(record: Any, actor: Any = None) -> Any:
-    """Undo (or redo) the newest step change of ``record``."""
-    row = undoable_row(record, actor)
+    """Undo (or redo) the newest step change of ``record``.
+
+    The record's row is locked first: a worker firing the entered step's work holds it
+    until its log row commits, which the check then sees.
+    """
     workflow = type(record).workflow
     attribute = workflow.state_attribute
     step = getattr(record, attribute)
-    stored = type(record)._base_manager.using(record._state.db).values_list(attribute, flat=True)
-    if stored.get(pk=record.pk) != step:
-        raise StaleRecord(record, (attribute,))
+    with transaction.atomic(using=engine.database(record)):
+        rows = type(record)._base_manager.using(engine.database(record)).select_for_update()
+        if rows.values_list(attribute, flat=True).get(pk=record.pk) != step:
+            raise StaleRecord(record, (attribute,))
+        return _undo(record, undoable_row(record, actor), step, actor)
+
+
+def _undo(record: Any, row: Any, step: str, actor: Any) -> Any:
+    workflow = type(record).workflow
     if step != row.to_state:  # moved outside the workflow since the log's last change
         raise UndoNotPermitted(
             "not_undoable", f"The record is in {step!r}, not where its last change left it."

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django_workflow.admin import describe_deadline
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Claim, Decision, Proposal, Routed, Sync, Ticket
+from tests.testapp.models import Claim, Decision, Expense, Proposal, Routed, Sync, Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -186,11 +186,25 @@ def test_undo_and_redo_are_buttons_named_for_what_they_reverse(admin_client, adm
     assert "<td>redo of reject</td>" in page.content.decode()
 
 
-def test_undo_refusals_are_admin_messages(admin_client):
+def test_undo_refusals_are_admin_messages_in_words(admin_client):
     decision = Decision.objects.create()
     decision.hold(actor="someone")
     response = admin_client.post(action_url(decision, "undo"), follow=True)
-    assert any("not_undoable" in str(m) for m in response.context["messages"])
+    said = [str(m) for m in response.context["messages"]]
+    assert said == ["Undo refused: its last move cannot be undone."]
+
+
+def test_an_undo_by_someone_else_is_refused_with_the_reason_in_words(client, admin_client):
+    decision = Decision.objects.create()
+    admin_client.post(action_url(decision, "reject"))
+    other = User.objects.create_superuser("other", password="pw")
+    client.force_login(other)
+    assert client.get(change_url(decision)).context["workflow"]["undo_url"] == ""
+    response = client.post(action_url(decision, "undo"))
+    assert response.status_code == 302  # a refusal, not a forbidden request
+    said = [str(m) for m in client.get(response.url).context["messages"]]
+    assert said == ["Undo refused: only the person who made the move may undo it."]
+    assert Decision.objects.get(pk=decision.pk).state == "rejected"
 
 
 def test_pending_deadlines_show_their_due_time_in_the_workflows_zone_and_how_far_away(
@@ -509,3 +523,150 @@ def test_the_admin_fills_in_values_from_the_user_and_the_policy_sees_them(client
     client.post(f"{url}workflow/approve/", {"second_signer": "ana"})  # typed text is ignored
     document.refresh_from_db()
     assert (document.state, document.second_signer) == ("approved", "bo")
+
+
+# Confirming, commenting and stale buttons ---------------------------------------------------
+
+
+def messages_after(client, response):
+    return [str(m) for m in client.get(response.url).context["messages"]]
+
+
+def test_the_back_out_control_is_a_link_named_back_not_a_button_named_cancel(admin_client):
+    from example_project.fulfilment.models import Order
+
+    order = Order.objects.create(item="lamp")
+    Order._base_manager.filter(pk=order.pk).update(state="payment_failed")
+    page = admin_client.get(f"/admin/fulfilment/order/{order.pk}/workflow/cancel/")
+    html = page.content.decode()
+    assert 'type="submit" class="default" value="Cancel"' in html  # the transition
+    change = f"/admin/fulfilment/order/{order.pk}/change/"
+    assert f'<a href="{change}" class="workflow-back">Back</a>' in html
+    assert "closelink" not in html and ">Cancel</a>" not in html
+
+
+def test_a_confirmation_page_takes_an_optional_comment_kept_in_the_history(admin_client):
+    ticket = Ticket.objects.create()
+    page = admin_client.get(action_url(ticket, "close"))
+    assert '<label for="id_workflow-comment">Reason / comment:</label>' in page.content.decode()
+    admin_client.post(
+        action_url(ticket, "close"), {"step": "new", "workflow-comment": "duplicate of #4"}
+    )
+    row = ticket.history().last()
+    assert (row.to_state, row.comment) == ("closed", "duplicate of #4")
+
+
+def test_the_values_form_takes_a_comment_too_and_keeps_it_on_an_error(admin_client):
+    decision = Decision.objects.create()
+    page = admin_client.post(action_url(decision, "approve"), {"workflow-comment": "why"})
+    assert page.context["comment_form"]["comment"].value() == "why"  # shown again, not lost
+    admin_client.post(action_url(decision, "approve"), {"note": "ok", "workflow-comment": "why"})
+    assert decision.history().get(transition_name="approve").comment == "why"
+
+
+def test_a_transition_button_pressed_twice_answers_with_a_message(admin_client):
+    decision = Decision.objects.create()
+    admin_client.post(action_url(decision, "hold"), {"step": "pending"})
+    response = admin_client.post(action_url(decision, "hold"), {"step": "pending"})
+    assert response.status_code == 302
+    assert messages_after(admin_client, response)[-1] == (
+        f"Nothing done: {decision} changed since the page was shown; it is in On hold now."
+    )
+    assert decision.history().filter(transition_name="hold").count() == 1
+
+
+def test_a_transition_whose_condition_no_longer_holds_answers_with_a_message(admin_client):
+    expense = Expense.objects.create(amount=100)  # fast_track needs amount < 50
+    response = admin_client.post(action_url(expense, "fast_track"), {"step": "submitted"})
+    assert response.status_code == 302  # stale, not forbidden: a policy refusal stays 403
+    said = messages_after(admin_client, response)
+    assert said == ["“Fast track” is not possible now: its condition is not met."]
+    assert Expense.objects.get(pk=expense.pk).state == "submitted"
+
+
+def test_retry_now_pressed_twice_answers_with_a_message(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
+    sync = Sync.objects.create(broken=True)
+    run_step(Sync, sync.pk, "pushing")
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, 10, tzinfo=UTC), tick=False)
+    run_step(Sync, sync.pk, "pushing")  # halted
+    Sync.objects.filter(pk=sync.pk).update(broken=False)
+    retry = admin_client.get(change_url(sync)).context["workflow"]["attempt"]["retry_url"]
+    admin_client.post(retry)  # runs inline: the record moves on to pushed
+    response = admin_client.post(retry)
+    assert response.status_code == 302
+    assert messages_after(admin_client, response)[-1] == (
+        f"Nothing to retry: {sync} is in Pushed, not halted."
+    )
+
+
+def test_an_undo_button_pressed_twice_does_not_redo(admin_client):
+    decision = Decision.objects.create()
+    admin_client.post(action_url(decision, "reject"))
+    row = admin_client.get(change_url(decision)).context["workflow"]["undo_row"]
+    admin_client.post(action_url(decision, "undo"), {"row": row})
+    response = admin_client.post(action_url(decision, "undo"), {"row": row})
+    assert messages_after(admin_client, response)[-1].startswith("Nothing done:")
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+    assert decision.history().filter(triggered_by="undo").count() == 1
+
+
+def test_undo_when_nothing_can_be_undone_answers_with_a_message(admin_client):
+    decision = Decision.objects.create()
+    response = admin_client.post(action_url(decision, "undo"))
+    said = messages_after(admin_client, response)
+    assert said == ["Undo refused: nothing has moved this record yet."]
+
+
+def test_a_redo_into_a_final_step_confirms_like_the_action_it_repeats(admin_client):
+    from example_project.hiring.models import Candidate as Applicant
+
+    applicant = Applicant.objects.create(name="Ada")
+    Applicant._base_manager.filter(pk=applicant.pk).update(state="decision")
+    base = f"/admin/hiring/candidate/{applicant.pk}/"
+    admin_client.post(f"{base}workflow/reject/", {"step": "decision"})  # after "Reject…" asked
+    admin_client.post(f"{base}workflow/undo/")
+    page = admin_client.get(f"{base}change/")
+    panel = page.context["workflow"]
+    assert (panel["undo_label"], panel["undo_asks"]) == ("Redo “Reject”", True)
+    link = f"{panel['undo_url']}?row={panel['undo_row']}"
+    assert f'href="{link}">Redo “Reject”…</a>' in page.content.decode()
+    confirm = admin_client.get(link).content.decode()
+    assert f"Redo “Reject” moves {applicant} to Rejected, a final step" in confirm
+    assert 'value="Redo “Reject”"' in confirm and 'class="workflow-back">Back</a>' in confirm
+    assert Applicant.objects.get(pk=applicant.pk).state == "decision"
+    admin_client.post(panel["undo_url"], {"row": panel["undo_row"]})
+    assert Applicant.objects.get(pk=applicant.pk).state == "rejected"
+
+
+def test_a_redo_is_not_offered_once_the_window_of_the_move_has_passed(admin_client, time_machine):
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
+    decision = Decision.objects.create()
+    admin_client.post(action_url(decision, "reject"))
+    time_machine.move_to(datetime(2026, 6, 1, 9, 20, tzinfo=UTC), tick=False)
+    admin_client.post(action_url(decision, "undo"))
+    time_machine.move_to(datetime(2026, 6, 1, 9, 30, 1, tzinfo=UTC), tick=False)
+    assert admin_client.get(change_url(decision)).context["workflow"]["undo_url"] == ""
+    refused = "Redo refused: the time allowed to undo the move (30m) has passed."
+    response = admin_client.post(action_url(decision, "undo"))
+    assert messages_after(admin_client, response)[-1] == refused
+    response = admin_client.get(action_url(decision, "undo"))  # a confirmation link, stale
+    assert messages_after(admin_client, response)[-1] == refused
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_no_undo_is_offered_once_the_entered_steps_work_has_started(admin_client):
+    from django_workflow.retrying import start_attempt
+
+    decision = Decision.objects.create()
+    admin_client.post(action_url(decision, "approve"), {"note": "ok"})  # into checking
+    assert admin_client.get(change_url(decision)).context["workflow"]["undo_url"]
+    decision.refresh_from_db()
+    work = Decision.workflow.work("step:checking")
+    start_attempt(Decision, decision.pk, work, decision.state_entered_at, timezone.now(), "default")
+    assert admin_client.get(change_url(decision)).context["workflow"]["undo_url"] == ""
+    response = admin_client.post(action_url(decision, "undo"))
+    assert messages_after(admin_client, response)[-1] == (
+        "Undo refused: the step it entered has already started its work."
+    )
+    assert Decision.objects.get(pk=decision.pk).state == "checking"

@@ -201,10 +201,10 @@ def staff(client, *codenames):
     return user
 
 
-def run_action(client, name, records):
+def run_action(client, name, records, **more):
     return client.post(
         "/admin/testapp/ticket/",
-        {"action": f"workflow_{name}", "_selected_action": [r.pk for r in records]},
+        {"action": f"workflow_{name}", "_selected_action": [r.pk for r in records], **more},
         follow=True,
     )
 
@@ -231,7 +231,7 @@ def test_view_only_staff_get_no_transition_actions_and_cannot_post_one(client):
 def test_an_action_moves_the_selection_and_says_what_became_of_each(client):
     staff(client, "view_ticket", "change_ticket")
     new, working, closed = tickets("new", "working", "closed")
-    response = run_action(client, "close", [new, working, closed])
+    response = run_action(client, "close", [new, working, closed], post="yes")  # confirmed
     said = [str(m) for m in get_messages(response.wsgi_request)]
     assert "Close: 2 moved (1 to Closed, 1 to Resolved)." in said
     assert f"Close: 1 not moved, not offered in its step: {closed}." in said
@@ -262,3 +262,65 @@ def test_records_whose_admin_hides_the_transition_are_left_and_named(rf, agent):
         "Close: 1 moved (1 to Closed).",
         f"Close: 1 not moved, not offered here: {working}.",
     ]
+
+
+def test_a_bulk_move_into_a_final_step_is_confirmed_on_a_page_first(client):
+    staff(client, "view_ticket", "change_ticket")
+    new, working, closed = tickets("new", "working", "closed")
+    page = run_action(client, "close", [new, working, closed])
+    assert page.templates[0].name == "admin/django_workflow/bulk_confirmation.html"
+    assert {(m["record"], m["to"], m["final"]) for m in page.context["moving"]} == {
+        (new, "Closed", True),
+        (working, "Resolved", False),
+    }
+    assert [(s["record"], s["reason"]) for s in page.context["staying"]] == [
+        (closed, "not offered in its step")
+    ]
+    html = page.content.decode()
+    assert '<input type="hidden" name="post" value="yes">' in html
+    assert 'name="workflow-comment"' in html and 'class="workflow-back">Back</a>' in html
+    assert steps(Ticket) == {new.pk: "new", working.pk: "working", closed.pk: "closed"}
+    response = run_action(
+        client, "close", [new, working, closed], post="yes", **{"workflow-comment": "spam"}
+    )
+    said = [str(m) for m in get_messages(response.wsgi_request)]
+    assert "Close: 2 moved (1 to Closed, 1 to Resolved)." in said
+    assert steps(Ticket) == {new.pk: "closed", working.pk: "resolved", closed.pk: "closed"}
+    assert set(TransitionLog.objects.filter(triggered_by="manual").values_list("comment")) == {
+        ("spam",)
+    }
+
+
+def test_a_bulk_move_into_no_final_step_moves_at_once(client):
+    staff(client, "view_ticket", "change_ticket")
+    [working] = tickets("working")
+    response = run_action(client, "close", [working])  # close from working: to resolved
+    assert "Close: 1 moved (1 to Resolved)." in [
+        str(m) for m in get_messages(response.wsgi_request)
+    ]
+    assert steps(Ticket) == {working.pk: "resolved"}
+
+
+def test_a_confirmed_bulk_move_names_the_records_that_moved_meanwhile(client):
+    staff(client, "view_ticket", "change_ticket")
+    first, second = tickets("new", "new")
+    page = run_action(client, "close", [first, second])
+    assert len(page.context["moving"]) == 2
+    Ticket._base_manager.filter(pk=second.pk).update(state="closed")  # someone was quicker
+    response = run_action(client, "close", [first, second], post="yes")
+    assert response.status_code == 200
+    said = [str(m) for m in get_messages(response.wsgi_request)]
+    assert said == [
+        "Close: 1 moved (1 to Closed).",
+        f"Close: 1 not moved, not offered in its step: {second}.",
+    ]
+
+
+def test_the_confirmation_says_when_a_records_condition_is_not_met():
+    from django_workflow.admin_actions import foresee
+    from tests.testapp.models import Expense
+
+    cheap, dear = Expense.objects.create(amount=10), Expense.objects.create(amount=100)
+    assert foresee(cheap, "fast_track", None) == ("approved", "")
+    assert foresee(dear, "fast_track", None) == (None, "its condition is not met")
+    assert foresee(Expense.objects.create(), "pay", None) == (None, "not offered in its step")

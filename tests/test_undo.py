@@ -8,8 +8,9 @@ from django.contrib.auth.models import User
 
 from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from django_workflow.models import TransitionLog
+from django_workflow.retrying import start_attempt
 from tests.moments import T
-from tests.testapp.models import Candidate, Decision, Draft
+from tests.testapp.models import Candidate, Decision, Draft, Shipment
 
 pytestmark = pytest.mark.django_db
 
@@ -112,6 +113,42 @@ def test_window_expired(clock):
     decision.reject(actor=ada)
     clock.move_to(T + timedelta(minutes=30, seconds=1), tick=False)
     assert refusal(decision, ada) == "window_expired"
+
+
+def test_a_redo_counts_its_window_from_the_move_it_repeats(clock):
+    decision = Decision.objects.create()
+    decision.reject(actor=ada)
+    clock.move_to(T + timedelta(minutes=20), tick=False)
+    decision.undo(actor=ada)
+    clock.move_to(T + timedelta(minutes=30, seconds=1), tick=False)
+    assert refusal(decision, ada) == "window_expired"  # 10 min after the undo, 30 after reject
+    assert Decision.objects.get(pk=decision.pk).state == "pending"
+
+
+def test_a_move_whose_on_enter_effect_ran_cannot_be_undone(committed):
+    shipment = Shipment.objects.create()
+    shipment.ship(actor=ada)
+    with committed():
+        shipment.return_to_packing(actor=ada)  # on commit the worker prints the label
+    assert Shipment.objects.get(pk=shipment.pk).labels_printed == 1  # the effect went out
+    assert refusal(shipment, ada) == "effect_ran"
+    assert Shipment.objects.get(pk=shipment.pk).state == "packing"
+
+
+def test_a_move_whose_entry_effect_has_not_run_yet_can_be_undone():
+    shipment = Shipment.objects.create()
+    shipment.ship(actor=ada)
+    shipment.return_to_packing(actor=ada)  # no commit captured: nothing queued, nothing ran
+    shipment.undo(actor=ada)
+    assert Shipment.objects.get(pk=shipment.pk).state == "shipped"
+
+
+def test_a_move_into_an_automatic_step_whose_action_is_running_cannot_be_undone(clock):
+    decision = Decision.objects.create()
+    decision.approve(actor=ada, note="fine")  # into checking; no commit captured
+    work = Decision.workflow.work("step:checking")
+    assert start_attempt(Decision, decision.pk, work, decision.state_entered_at, T, "default")
+    assert refusal(decision, ada) == "effect_ran"
 
 
 def test_no_actor():

@@ -2,9 +2,12 @@ from django.contrib import admin
 
 from django_workflow.admin import WorkflowAdminMixin
 
-from .models import Candidate, Claim, Decision, Proposal, Sync, Ticket
+from .models import Candidate, Claim, Decision, Expense, Proposal, Sync, Ticket
 
 
 @admin.register(Decision, Ticket, Candidate, Proposal, Sync, Claim)
 class WorkflowAdmin(WorkflowAdminMixin, admin.ModelAdmin):
     list_display = ("pk", "state", "state_entered_at")
+
+
+admin.site.register(Expense, WorkflowAdmin)

@@ -605,13 +605,14 @@ class Shipment(WorkflowModel):
 
     class Workflow:
         log = True
+        undo = Undo(within="30m")
 
         packing = Step(
             Transition("ship", to="shipped"),
             on_enter="print_label",
             retry=Retry(max_attempts=3, backoff="1m"),
         )
-        shipped = Step(Transition("return_to_packing", to="packing"))
+        shipped = Step(Transition("return_to_packing", to="packing", undoable=True))
 
     def print_label(self):
         if self.printer_offline:
