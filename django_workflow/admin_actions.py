@@ -9,7 +9,13 @@ from django.contrib import messages
 from django.http import HttpRequest
 
 from .engine import error_summary
-from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from .errors import (
+    ConditionUnmet,
+    NoRouteMatched,
+    StaleRecord,
+    TransitionNotAllowed,
+    WorkflowPermissionDenied,
+)
 
 
 def transition_action(workflow: Any, name: str) -> Any:
@@ -45,6 +51,8 @@ def reason_of(error: Exception) -> str:
         return "not permitted"
     if isinstance(error, StaleRecord):
         return "changed meanwhile"
+    if isinstance(error, ConditionUnmet):  # offered, but its `when` does not hold: say why
+        return error.reason[:1].lower() + error.reason[1:].rstrip(".")
     if isinstance(error, TransitionNotAllowed):
         return "not offered in its step"
     if isinstance(error, NoRouteMatched):
