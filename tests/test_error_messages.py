@@ -6,6 +6,7 @@ import datetime
 import pytest
 from django.contrib.auth.models import User
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from django_workflow import (
     ConditionUnmet,
@@ -141,6 +142,10 @@ def test_a_q_condition_reads_with_field_names_operators_and_values():
         "Its condition is not met: amount ≥ 100 or not (note = “”) or "
         "(approved by is empty and receipt = no)."
     )
+    when = Q(amount__in=[1, 2], net_total__lt=3)  # a calculation reads as its name
+    assert unmet_reason(Transition("go", to="x", when=when), Expense) == (
+        "Its condition is not met: amount in 1, 2 and net total < 3."
+    )
 
 
 def test_unmet_text_becomes_a_sentence():
@@ -215,6 +220,14 @@ def test_a_comment_that_is_not_storable_text_is_refused(comment):
         decision.reject(comment=comment)
     assert caught.value.argument == "comment"
     assert Decision.objects.get(pk=decision.pk).current_step == "pending"
+
+
+def test_no_comment_and_a_lazy_translated_comment_are_text():
+    decision = Decision.objects.create()
+    decision.hold(comment=None)
+    decision.release(comment=gettext_lazy("Budget approved"))
+    rows = TransitionLog.objects.filter(transition_name__in=["hold", "release"])
+    assert sorted(rows.values_list("comment", flat=True)) == ["", "Budget approved"]
 
 
 def test_a_bulk_call_refuses_bad_data_before_any_record_moves():

@@ -426,6 +426,21 @@ def test_a_stale_record_answers_the_step_it_is_in_now(api, monkeypatch):
     assert response.json()["step"] == "approved"
 
 
+def test_a_record_deleted_meanwhile_is_stale_without_a_step(api, monkeypatch):
+    routed = Routed.objects.create(amount=5)
+    load = RoutedViewSet.get_object
+
+    def loaded_then_deleted(view):
+        record = load(view)
+        Routed.objects.filter(pk=record.pk).delete()  # another caller, meanwhile
+        return record
+
+    monkeypatch.setattr(RoutedViewSet, "get_object", loaded_then_deleted)
+    response = post(api, f"/api/routed/{routed.pk}/transitions/size/")
+    assert response.status_code == 409
+    assert response.json()["error"] == "stale_record" and "step" not in response.json()
+
+
 def deep(depth):
     return "[" * depth + "]" * depth
 
