@@ -4,19 +4,24 @@ from typing import Any
 
 from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
+    ConditionUnmet,
     DirectStepChange,
+    InvalidLogValue,
     NoRouteMatched,
     StaleRecord,
     TransitionNotAllowed,
     UndoNotPermitted,
+    UnsavedRecord,
     WorkflowError,
     WorkflowPermissionDenied,
 )
 from .inbox import inbox as inbox  # imports no model: safe while Django loads the apps
 
 __all__ = [
+    "ConditionUnmet",
     "DirectStepChange",
     "Every",
+    "InvalidLogValue",
     "NoRouteMatched",
     "Retry",
     "Route",
@@ -27,6 +32,7 @@ __all__ = [
     "TransitionNotAllowed",
     "Undo",
     "UndoNotPermitted",
+    "UnsavedRecord",
     "WorkflowError",
     "WorkflowModel",
     "WorkflowPermissionDenied",

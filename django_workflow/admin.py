@@ -36,6 +36,7 @@ from .admin_actions import (
     transition_action,
 )
 from .admin_work import my_work_view
+from .conditions import unmet_reason
 from .declaration import humanise
 from .engine import available, permits
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
@@ -538,7 +539,8 @@ class WorkflowAdminMixin:
         if declared is not None and name not in self.get_workflow_transitions(request, record):
             if self._condition_unmet(request, record, declared):
                 label = workflow.transition_label(name, record.current_step)
-                messages.error(request, f"“{label}” is not possible now: its condition is not met.")
+                reason = unmet_reason(declared, type(record))
+                messages.error(request, f"“{label}” is not possible now. {reason}")
                 return redirect(self._change_url(record) + _kept(request))
             raise PermissionDenied
         if request.method == "GET" and not self._asks(request, record, declared):

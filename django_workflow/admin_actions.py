@@ -10,8 +10,9 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 
-from .engine import available, decide, error_summary
+from .engine import decide, error_summary
 from .errors import (
+    ConditionUnmet,
     NoRouteMatched,
     StaleRecord,
     TransitionNotAllowed,
@@ -47,9 +48,6 @@ def asks_values(workflow: Any, name: str) -> bool:
 def foresee(record: Any, name: str, actor: Any) -> tuple[str | None, str]:
     """Where ``record`` would go through ``name`` called by ``actor`` (and ``""``), or
     ``None`` and why it would stay; nothing is written."""
-    declared = type(record).workflow.transition(record.current_step, name)
-    if declared is not None and not available(record, declared):
-        return None, "its condition is not met"
     try:
         return decide(record, name, actor, {}).target, ""
     except (WorkflowError, TypeError) as error:
@@ -65,6 +63,8 @@ def reason_of(error: Exception) -> str:
         return "not permitted"
     if isinstance(error, StaleRecord):
         return "changed meanwhile"
+    if isinstance(error, ConditionUnmet):  # offered, but its `when` does not hold: say why
+        return error.reason[:1].lower() + error.reason[1:].rstrip(".")
     if isinstance(error, TransitionNotAllowed):
         return "not offered in its step"
     if isinstance(error, NoRouteMatched):

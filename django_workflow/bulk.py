@@ -19,7 +19,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from . import engine
+from . import engine, log_values
 from .errors import StaleRecord, WorkflowError
 from .events import Event, Trigger
 
@@ -46,6 +46,7 @@ def transition_many(
             f"{records.model.__name__} has no transition {name!r}; "
             f"its transitions are: {', '.join(workflow.transition_names)}."
         )
+    comment, data = log_values.checked(comment, data)  # before any record moves
     call = _Call(name, actor, authorize, comment, data, accepted)
     outcomes: dict[Any, Outcome] = {}
     for batch in _batches(records.order_by("pk")):

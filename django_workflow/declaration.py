@@ -59,6 +59,7 @@ class Transition:
     label: Any
     when: Any
     action: str | None
+    unmet: Any
 
     def __init__(
         self,
@@ -70,6 +71,7 @@ class Transition:
         label: Any = None,
         when: Any = None,
         action: str | None = None,
+        unmet: Any = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
@@ -79,6 +81,8 @@ class Transition:
         object.__setattr__(self, "label", label)
         object.__setattr__(self, "when", when)
         object.__setattr__(self, "action", action)
+        #: What people read when ``when`` does not hold (lazy translation strings allowed).
+        object.__setattr__(self, "unmet", unmet)
 
     @property
     def title(self) -> Any:

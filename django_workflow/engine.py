@@ -26,16 +26,19 @@ from django.db.models import Q
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
-from . import deadlines, probes, rearming, retrying, statements
+from . import deadlines, log_values, probes, rearming, retrying, statements
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .compiled import CompiledWorkflow
+from .conditions import unmet_reason
 from .declaration import Route, Transition
 from .errors import (
+    ConditionUnmet,
     DirectStepChange,
     NoRouteMatched,
     StaleRecord,
     TimeLimitExceeded,
     TransitionNotAllowed,
+    UnsavedRecord,
     WorkflowPermissionDenied,
 )
 from .evaluation import holds, lookup_roots, referenced
@@ -72,6 +75,8 @@ def decide(
     """Where ``record`` goes through transition ``name`` called by ``actor`` with
     ``accepted``; raises the error the call raises when it may not."""
     model = type(record)
+    if record._state.adding:  # no row to move: the guarded write would find nothing
+        raise UnsavedRecord(record, name)
     workflow: CompiledWorkflow = model.workflow
     step = getattr(record, workflow.state_attribute)
     declared = workflow.transition(step, name)
@@ -84,7 +89,7 @@ def decide(
         )
     seen = _with_values(record, accepted)  # what policies, `when` and routes decide on
     if not available(seen, declared):
-        raise TransitionNotAllowed(record, name, step)
+        raise ConditionUnmet(record, name, step, unmet_reason(declared, model))
     if authorize and not allowed(workflow.policy_for(step, name), actor, seen, name):
         raise WorkflowPermissionDenied(record, name, actor)
     target = choose_route(declared.routes or (Route(declared.to),), seen, database(record))
@@ -109,6 +114,7 @@ def run_transition(
 ) -> Any:
     """Move ``record`` through transition ``name`` of its current step; ``comment`` and
     ``data`` are stored on its log row."""
+    comment, data = log_values.checked(comment, data)
     decision = decide(record, name, actor, accepted, authorize)
     changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
     event = Event(

@@ -1,8 +1,16 @@
-"""The exceptions a workflow call can raise. Each leaves the row unchanged."""
+"""The exceptions a workflow call can raise. Each leaves the row unchanged.
+
+Messages are for people: they name the record, steps and transitions by their
+labels. Code reads the internal names from the attributes (``.step``,
+``.transition``, ``.fields``…).
+"""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
+from typing import Any
+
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.utils.text import capfirst
 
 
 class WorkflowError(Exception):
@@ -12,11 +20,48 @@ class WorkflowError(Exception):
 class TransitionNotAllowed(WorkflowError):
     """The current step offers no transition of that name."""
 
-    def __init__(self, record, name: str, step: str) -> None:
+    def __init__(self, record, name: str, step: str, message: str = "") -> None:
         self.record, self.name, self.step = record, name, step
+        self.transition = name
         super().__init__(
-            f"{type(record).__name__} {record.pk}: step {step!r} offers no transition {name!r}."
+            message
+            or f"{_record(record)}: {_step(record, step)} offers no "
+            f"“{_transition(record, name, step)}”."
         )
+
+
+class ConditionUnmet(TransitionNotAllowed):
+    """The current step offers the transition, but its ``when`` does not hold.
+
+    ``reason`` says why, for people: the transition's ``unmet`` text, else the
+    condition's own description (see docs/transitions.md).
+    """
+
+    def __init__(self, record, name: str, step: str, reason: str) -> None:
+        self.reason = reason
+        label = _transition(record, name, step)
+        message = f"{_record(record)}: “{label}” is not possible now. {reason}"
+        super().__init__(record, name, step, message)
+
+
+class UnsavedRecord(ValueError, WorkflowError):
+    """A transition was called on an instance that is not saved yet (no database row)."""
+
+    def __init__(self, record, name: str) -> None:
+        self.record, self.name, self.transition = record, name, name
+        super().__init__(
+            f"This {record._meta.verbose_name} is not saved: “{_transition(record, name)}” "
+            "moves a stored record. Save it first (objects.create() or save()), then call "
+            "the transition."
+        )
+
+
+class InvalidLogValue(ValueError, WorkflowError):
+    """A call's ``comment`` or ``data`` cannot be stored on the log row and read back."""
+
+    def __init__(self, argument: str, problem: str) -> None:
+        self.argument, self.problem = argument, problem
+        super().__init__(f"The call's {argument} {problem}")
 
 
 class StaleRecord(WorkflowError):
@@ -24,9 +69,10 @@ class StaleRecord(WorkflowError):
 
     def __init__(self, record, fields: tuple[str, ...]) -> None:
         self.record, self.fields = record, fields
+        read = ", ".join(_field(record, name) for name in fields)
         super().__init__(
-            f"{type(record).__name__} {record.pk} changed in the database since it was "
-            f"loaded ({', '.join(fields)}); reload it with refresh_from_db() and try again."
+            f"{_record(record)} changed in the database since it was loaded ({read}); "
+            "reload it with refresh_from_db() and try again."
         )
 
 
@@ -35,9 +81,10 @@ class NoRouteMatched(WorkflowError):
 
     def __init__(self, record, name: str, step: str) -> None:
         self.record, self.name, self.step = record, name, step
+        self.transition = name
         super().__init__(
-            f"{type(record).__name__} {record.pk}: no route of {name!r} in step {step!r} "
-            "matched the record."
+            f"{_record(record)}: no route of “{_transition(record, name, step)}” in "
+            f"{_step(record, step)} holds for the record."
         )
 
 
@@ -46,7 +93,9 @@ class WorkflowPermissionDenied(PermissionDenied, WorkflowError):
 
     def __init__(self, record, name: str, actor) -> None:
         self.record, self.name, self.actor = record, name, actor
-        super().__init__(f"{actor!r} may not call {name!r} on {type(record).__name__} {record.pk}.")
+        self.transition = name
+        who = "A call without an actor" if actor is None else str(actor)
+        super().__init__(f"{who} may not call “{_transition(record, name)}” on {_record(record)}.")
 
 
 class UndoNotPermitted(WorkflowError):
@@ -85,3 +134,28 @@ class TimeLimitExceeded(BaseException):
     A ``BaseException``, like ``SystemExit``, so an action's own ``except
     Exception`` cannot swallow it.
     """
+
+
+# How messages name things -----------------------------------------------------------
+
+
+def _record(record: Any) -> str:
+    """``Expense claim 7``: the model's verbose name and the key."""
+    return f"{capfirst(record._meta.verbose_name)} {record.pk}"
+
+
+def _step(record: Any, step: str) -> str:
+    return str(type(record).workflow.step_label(step))
+
+
+def _transition(record: Any, name: str, step: str | None = None) -> str:
+    return str(type(record).workflow.transition_label(name, step))
+
+
+def _field(record: Any, attname: str) -> str:
+    """A column by its field's verbose name (``owner`` for ``owner_id``)."""
+    try:
+        field = record._meta.get_field(attname)
+    except FieldDoesNotExist:
+        field = next((f for f in record._meta.concrete_fields if f.attname == attname), None)
+    return str(field.verbose_name) if field is not None else attname

@@ -31,12 +31,20 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import permissions, serializers, status
+from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .errors import NoRouteMatched, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from . import log_values
+from .errors import (
+    ConditionUnmet,
+    InvalidLogValue,
+    NoRouteMatched,
+    StaleRecord,
+    TransitionNotAllowed,
+    WorkflowPermissionDenied,
+)
 
 __all__ = [
     "WorkflowCallSerializer",
@@ -114,12 +122,19 @@ class WorkflowErrorSerializer(serializers.Serializer):
 
     transition = serializers.CharField(help_text="The transition named in the URL.")
     error = serializers.CharField(
-        help_text="permission_denied, not_authenticated, not_found, unknown_transition, "
-        "transition_not_allowed, stale_record, no_route_matched or invalid."
+        help_text="invalid, parse_error, not_authenticated, authentication_failed, "
+        "permission_denied, not_found, unknown_transition, method_not_allowed, "
+        "transition_not_allowed, condition_unmet, stale_record or no_route_matched "
+        "(see docs/rest.md); DRF's own codes for what it refuses itself (throttled…)."
     )
     detail = serializers.CharField(help_text="The reason, in words.")
     step = serializers.CharField(
-        required=False, help_text="The record's current step, when the record was found."
+        required=False,
+        help_text="The record's current step (as stored now), when the record was found.",
+    )
+    reason = serializers.CharField(
+        required=False,
+        help_text="condition_unmet: why the transition's condition does not hold, in words.",
     )
     fields = serializers.ListField(
         child=serializers.CharField(),
@@ -131,18 +146,47 @@ class WorkflowErrorSerializer(serializers.Serializer):
     )
 
 
+class WorkflowStateErrorSerializer(serializers.Serializer):
+    """Why ``GET …/workflow/`` was refused: DRF's own answer."""
+
+    detail = serializers.CharField(help_text="The reason, in words.")
+
+
 # What a transition takes ------------------------------------------------------------
 
 
+class _Text(serializers.CharField):
+    """Text only: a number or a boolean is refused, not stored as its ``str()``. NUL and
+    lone surrogates are refused by ``CharField``'s own validators."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class _LogData(serializers.JSONField):
+    """JSON that every database stores on the log row and reads back (see
+    ``django_workflow.log_values``): valid Unicode, no NUL, bounded depth and size."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            log_values.check_data(data)
+        except InvalidLogValue as error:
+            raise serializers.ValidationError(str(error)) from None
+        return super().to_internal_value(data)
+
+
 def _comment() -> serializers.Field:
-    return serializers.CharField(
-        required=False, allow_blank=True, help_text="Why, stored on the log row."
-    )
+    return _Text(required=False, allow_blank=True, help_text="Why, stored on the log row.")
 
 
 def _data() -> serializers.Field:
-    return serializers.JSONField(
-        required=False, allow_null=True, help_text="Any JSON value, stored on the log row."
+    return _LogData(
+        required=False,
+        allow_null=True,
+        help_text=f"Any JSON value, stored on the log row: text without NUL, at most "
+        f"{log_values.MAX_DATA_DEPTH} levels deep and {log_values.MAX_DATA_BYTES} bytes.",
     )
 
 
@@ -242,19 +286,52 @@ def _declarations(model: Any) -> dict[str, list[tuple[str, ...]]]:
 
 # The mixin ------------------------------------------------------------------------
 
+_UNAUTHENTICATED = (
+    "not_authenticated: no credentials; authentication_failed: wrong credentials. 401 "
+    "with WWW-Authenticate when an authentication class names a scheme (Basic, Token…)"
+)
 _ERRORS = {
     code: OpenApiResponse(WorkflowErrorSerializer, description=text)
     for code, text in {
-        400: "invalid: the request body failed validation (see errors).",
-        403: "permission_denied / not_authenticated: the viewset's permissions or the "
-        "workflow's policy refused the requester.",
+        400: "invalid: the request body failed validation (see errors); parse_error: the "
+        "body is not JSON, or nests too deep to read.",
+        401: f"{_UNAUTHENTICATED}.",
+        403: "permission_denied: the viewset's permissions or the workflow's policy refused "
+        "the requester; not_authenticated / authentication_failed when no authentication "
+        "class names a scheme (SessionAuthentication alone).",
         404: "not_found: no such record for the requester; unknown_transition: the "
         "workflow declares no such transition.",
         409: "transition_not_allowed: the current step offers no such transition; "
+        "condition_unmet: the step offers it, but its condition does not hold (see reason); "
         "stale_record: the record changed meanwhile, read it again.",
         422: "no_route_matched: no route of the transition held for the record.",
     }.items()
 }
+_STATE_ERRORS = {
+    code: OpenApiResponse(WorkflowStateErrorSerializer, description=text)
+    for code, text in {
+        401: f"{_UNAUTHENTICATED}.",
+        403: "The viewset's permissions refused the requester (or no credentials, when no "
+        "authentication class names a scheme).",
+        404: "No such record for the requester.",
+    }.items()
+}
+_WORKFLOW_ACTIONS = ("workflow", "workflow_transition")
+
+
+def _body(request: Request) -> Any:
+    """The parsed body; JSON nested deeper than the parser can follow is a parse error."""
+    try:
+        return request.data
+    except RecursionError:
+        raise exceptions.ParseError("JSON parse error - nested too deep.") from None
+
+
+def _stored_step(record: Any) -> str | None:
+    """The record's step as stored now (``None`` when the row is gone)."""
+    attribute = type(record).workflow.state_attribute
+    rows = type(record)._base_manager.using(record._state.db).filter(pk=record.pk)
+    return rows.values_list(attribute, flat=True).first()
 
 
 def _actor(request: Request) -> Any:
@@ -283,7 +360,7 @@ class WorkflowViewSetMixin:
         description="Its step, the transitions the requester may call, its pending "
         "deadlines and its newest history rows.",
         request=None,
-        responses={200: WorkflowStateSerializer},
+        responses={200: WorkflowStateSerializer, **_STATE_ERRORS},
     )
     @action(detail=True, methods=["get"], url_path="workflow", url_name="workflow")
     def workflow(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -337,7 +414,7 @@ class WorkflowViewSetMixin:
             )
         serializer_class = self.get_workflow_transition_serializer_class(record, declared)
         serializer = serializer_class(
-            instance=record, data=request.data, context=self.get_serializer_context()
+            instance=record, data=_body(request), context=self.get_serializer_context()
         )
         if not serializer.is_valid():
             return self._workflow_error(
@@ -359,17 +436,27 @@ class WorkflowViewSetMixin:
             return self._workflow_error(
                 status.HTTP_403_FORBIDDEN, transition, "permission_denied", error, step=step
             )
+        except ConditionUnmet as error:
+            return self._workflow_error(
+                status.HTTP_409_CONFLICT,
+                transition,
+                "condition_unmet",
+                error,
+                step=step,
+                reason=error.reason,
+            )
         except TransitionNotAllowed as error:
             return self._workflow_error(
                 status.HTTP_409_CONFLICT, transition, "transition_not_allowed", error, step=step
             )
         except StaleRecord as error:
+            stored = _stored_step(record)
             return self._workflow_error(
                 status.HTTP_409_CONFLICT,
                 transition,
                 "stale_record",
                 error,
-                step=step,
+                **({} if stored is None else {"step": stored}),  # gone: no step
                 fields=list(error.fields),
             )
         except NoRouteMatched as error:
@@ -425,6 +512,19 @@ class WorkflowViewSetMixin:
             {"transition": transition, "error": error, "detail": str(detail), **extra},
             status=code,
         )
+
+    def get_authenticate_header(self, request: Request) -> str | None:
+        """On the workflow endpoints, the scheme of the first authentication class that
+        names one: a missing or wrong password answers 401 even when
+        ``SessionAuthentication`` comes first (DRF asks the first class only, and
+        answers 403 when it names none). The viewset's other routes keep DRF's rule."""
+        if getattr(self, "action", None) not in _WORKFLOW_ACTIONS:
+            return super().get_authenticate_header(request)
+        for authenticator in self.get_authenticators():
+            header = authenticator.authenticate_header(request)
+            if header:
+                return header
+        return None
 
     def handle_exception(self, exc: Exception) -> Response:
         """DRF's answer to an error (no such record, permissions, throttling…), naming the

@@ -1,14 +1,18 @@
 """The REST endpoints of django_workflow.rest (docs/rest.md), through DRF's APIClient."""
 
+import json
+from base64 import b64encode
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.test import APIClient
 
+from django_workflow.log_values import MAX_DATA_BYTES, MAX_DATA_DEPTH
 from django_workflow.models import TransitionLog
-from tests.rest_urls import RoutedViewSet
+from tests.rest_urls import DecisionViewSet, RoutedViewSet
 from tests.testapp.models import Decision, Expense, Proposal, Routed, Ticket
 
 pytestmark = pytest.mark.django_db
@@ -109,10 +113,43 @@ def test_the_viewset_queryset_decides_which_records_are_found(api):
     assert api.get("/api/decisions/999999/workflow/").status_code == 404
 
 
-def test_an_anonymous_request_is_refused_by_the_viewset():
+def test_an_anonymous_request_is_401_naming_the_scheme_even_with_session_first():
+    decision = Decision.objects.create()  # DRF's defaults: SessionAuthentication, then Basic
+    response = APIClient().get(f"/api/decisions/{decision.pk}/workflow/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Basic realm="api"'
+
+
+def test_without_a_scheme_to_name_no_credentials_is_403(monkeypatch):
+    monkeypatch.setattr(DecisionViewSet, "authentication_classes", [SessionAuthentication])
     decision = Decision.objects.create()
     response = APIClient().get(f"/api/decisions/{decision.pk}/workflow/")
+    assert response.status_code == 403 and "WWW-Authenticate" not in response
+    response = post(APIClient(), f"/api/decisions/{decision.pk}/transitions/reject/")
     assert response.status_code == 403
+    assert response.json()["error"] == "not_authenticated"
+
+
+def test_a_wrong_password_is_401_authentication_failed_naming_the_transition(user):
+    user.set_password("secret")
+    user.save()
+    decision = Decision.objects.create()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Basic " + b64encode(b"ann:wrong").decode())
+    response = post(client, f"/api/decisions/{decision.pk}/transitions/reject/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Basic realm="api"'
+    assert response.json()["transition"] == "reject"
+    assert response.json()["error"] == "authentication_failed"
+    assert Decision.objects.get(pk=decision.pk).current_step == "pending"
+    client.credentials(HTTP_AUTHORIZATION="Basic " + b64encode(b"ann:secret").decode())
+    response = post(client, f"/api/decisions/{decision.pk}/transitions/reject/")
+    assert response.status_code == 200
+
+
+def test_the_viewsets_other_routes_keep_drfs_rule():
+    decision = Decision.objects.create()
+    assert APIClient().get(f"/api/decisions/{decision.pk}/").status_code == 403
 
 
 # POST …/transitions/{name}/ ----------------------------------------------------------------
@@ -197,7 +234,7 @@ def test_the_workflow_policy_refuses_with_403(api, user):
         "detail": response.json()["detail"],
         "step": "new",
     }
-    assert "may not call 'start'" in response.json()["detail"]
+    assert response.json()["detail"] == f"ann may not call “Start” on Ticket {ticket.pk}."
     ticket.refresh_from_db()
     assert ticket.current_step == "new"
     user = grant(user, "change_ticket")
@@ -237,7 +274,7 @@ def test_model_permissions_ask_for_change_to_run_a_transition(api, user):
 def test_an_anonymous_post_is_refused_naming_the_transition():
     decision = Decision.objects.create()
     response = post(APIClient(), f"/api/decisions/{decision.pk}/transitions/reject/")
-    assert response.status_code == 403
+    assert response.status_code == 401
     assert response.json()["transition"] == "reject"
     assert response.json()["error"] == "not_authenticated"
 
@@ -273,7 +310,7 @@ def test_a_transition_the_step_does_not_offer_is_409(api, user):
     assert response.status_code == 409
     error = response.json()
     assert error["error"] == "transition_not_allowed" and error["step"] == "rejected"
-    assert "offers no transition 'reject'" in error["detail"]
+    assert error["detail"] == f"Decision {decision.pk}: Rejected offers no “Reject”."
     # before the body is looked at: an invalid body changes nothing
     response = post(api, f"/api/decisions/{decision.pk}/transitions/approve/", {"note": ""})
     assert response.status_code == 409
@@ -287,7 +324,13 @@ def test_a_when_that_does_not_hold_is_409_and_from_any_step_is_offered(api):
     url = f"/api/expenses/{expense.pk}/transitions/"
     response = post(api, url + "approve/", {"approved_by": "ann"})
     assert response.status_code == 409
-    assert response.json()["error"] == "transition_not_allowed"
+    assert response.json() == {
+        "transition": "approve",
+        "error": "condition_unmet",
+        "detail": f"Expense {expense.pk}: “Approve” is not possible now. Attach the receipt first.",
+        "step": "submitted",
+        "reason": "Attach the receipt first.",
+    }
     expense.refresh_from_db()
     assert expense.approved_by == "" and expense.current_step == "submitted"
     assert post(api, url + "attach/", {"receipt": True}).status_code == 200
@@ -357,6 +400,89 @@ def test_a_body_that_is_no_json_is_400_parse_error(api):
     assert response.json()["error"] == "parse_error"
 
 
+@pytest.mark.parametrize("comment", [5, 1.5, True, {"text": "x"}])
+def test_a_comment_that_is_no_text_is_400_not_stored_as_its_str(api, comment):
+    decision = Decision.objects.create()
+    response = post(api, f"/api/decisions/{decision.pk}/transitions/reject/", {"comment": comment})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid" and "comment" in response.json()["errors"]
+    assert Decision.objects.get(pk=decision.pk).current_step == "pending"
+    assert not TransitionLog.objects.filter(transition_name="reject").exists()
+
+
+def test_a_stale_record_answers_the_step_it_is_in_now(api, monkeypatch):
+    routed = Routed.objects.create(amount=5)
+    load = RoutedViewSet.get_object
+
+    def loaded_then_moved(view):
+        record = load(view)
+        Routed.objects.get(pk=record.pk).decide(decision="approve")  # another caller, meanwhile
+        return record
+
+    monkeypatch.setattr(RoutedViewSet, "get_object", loaded_then_moved)
+    response = post(api, f"/api/routed/{routed.pk}/transitions/size/")
+    assert response.status_code == 409
+    assert response.json()["error"] == "stale_record"
+    assert response.json()["step"] == "approved"
+
+
+def test_a_record_deleted_meanwhile_is_stale_without_a_step(api, monkeypatch):
+    routed = Routed.objects.create(amount=5)
+    load = RoutedViewSet.get_object
+
+    def loaded_then_deleted(view):
+        record = load(view)
+        Routed.objects.filter(pk=record.pk).delete()  # another caller, meanwhile
+        return record
+
+    monkeypatch.setattr(RoutedViewSet, "get_object", loaded_then_deleted)
+    response = post(api, f"/api/routed/{routed.pk}/transitions/size/")
+    assert response.status_code == 409
+    assert response.json()["error"] == "stale_record" and "step" not in response.json()
+
+
+def deep(depth):
+    return "[" * depth + "]" * depth
+
+
+HOSTILE_BODIES = {
+    "lone surrogate in data": ('{"data": "\\ud800"}', "invalid"),
+    "lone surrogate as a key": ('{"data": {"\\udc80": 1}}', "invalid"),
+    "NUL in data": ('{"data": {"note": "a\\u0000b"}}', "invalid"),
+    "data one level too deep": (f'{{"data": {deep(MAX_DATA_DEPTH + 1)}}}', "invalid"),
+    "data too large": (f'{{"data": "{"x" * MAX_DATA_BYTES}"}}', "invalid"),
+    "JSON nested 100,000 deep": (f'{{"data": {deep(100_000)}}}', "parse_error"),
+    "NUL in the comment": ('{"comment": "a\\u0000b"}', "invalid"),
+    "lone surrogate in the comment": ('{"comment": "\\ud800"}', "invalid"),
+}
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_hostile_comment_or_data_is_400_and_the_record_stays_readable(api, body):
+    text, error = body
+    decision = Decision.objects.create()
+    url = f"/api/decisions/{decision.pk}/transitions/reject/"
+    response = api.post(url, text, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == error and response.json()["transition"] == "reject"
+    assert Decision.objects.get(pk=decision.pk).current_step == "pending"
+    assert not TransitionLog.objects.filter(transition_name="reject").exists()
+    assert api.get(f"/api/decisions/{decision.pk}/workflow/").status_code == 200
+
+
+def test_data_as_deep_and_large_as_allowed_is_stored_and_read_back(api):
+    decision = Decision.objects.create()
+    url = f"/api/decisions/{decision.pk}/transitions/"
+    text = f'{{"data": {deep(MAX_DATA_DEPTH)}, "comment": "\\u00fcber \\u2713"}}'
+    assert api.post(url + "hold/", text, content_type="application/json").status_code == 200
+    largest = "x" * (MAX_DATA_BYTES - 2)
+    assert post(api, url + "release/", {"data": largest}).status_code == 200
+    history = api.get(f"/api/decisions/{decision.pk}/workflow/").json()["history"]
+    assert history[0]["data"] == largest
+    assert history[1]["comment"] == "über ✓"
+    assert json.dumps(history[1]["data"]) == deep(MAX_DATA_DEPTH)
+
+
 # The request serializers ---------------------------------------------------------------------
 
 
@@ -400,8 +526,15 @@ def test_the_schema_describes_both_endpoints_and_is_valid(api):
     assert state["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/WorkflowState"
     }
+    assert set(state["responses"]) == {"200", "401", "403", "404"}
+    assert state["responses"]["404"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/WorkflowStateError"
+    }
     run = paths["/api/decisions/{id}/transitions/{transition}/"]["post"]
-    assert set(run["responses"]) == {"200", "400", "403", "404", "409", "422"}
+    assert set(run["responses"]) == {"200", "400", "401", "403", "404", "409", "422"}
+    assert "authentication_failed" in run["responses"]["401"]["description"]
+    assert "condition_unmet" in run["responses"]["409"]["description"]
+    assert "parse_error" in run["responses"]["400"]["description"]
     assert run["responses"]["409"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/WorkflowError"
     }
@@ -435,6 +568,9 @@ def test_the_schema_describes_both_endpoints_and_is_valid(api):
     names = next(p for p in expense["parameters"] if p["name"] == "transition")["schema"]["enum"]
     assert "cancel" in names  # from_any_step
     assert "required" not in components["ExpenseAttachTransition"]  # a boolean
+    codes = components["WorkflowError"]["properties"]["error"]["description"]
+    for code in ("parse_error", "method_not_allowed", "authentication_failed", "condition_unmet"):
+        assert code in codes
     assert set(components["WorkflowState"]["properties"]) == {
         "step",
         "label",

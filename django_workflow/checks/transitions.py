@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q
+from django.utils.functional import Promise
 
 from ..compiled import CompiledWorkflow
 from ..declaration import RESERVED, Route, Transition
@@ -30,8 +31,10 @@ def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
 def _check_when(
     model: Any, workflow: CompiledWorkflow, place: str, transition: Transition
 ) -> Messages:
-    """E032: ``when`` is a ``Q`` over the model's fields (or calculations), or a callable."""
+    """E032: ``when`` is a ``Q`` over the model's fields (or calculations), or a callable;
+    ``unmet`` is text, given with a ``when``."""
     when = transition.when
+    yield from _check_unmet(model, place, transition)
     if when is None or callable(when):
         return
     if not isinstance(when, Q):
@@ -51,6 +54,27 @@ def _check_when(
                 "Name model fields (or Workflow.calculations) in the Q.",
                 "E032",
             )
+
+
+def _check_unmet(model: Any, place: str, transition: Transition) -> Messages:
+    unmet = transition.unmet
+    if unmet is None:
+        return
+    if transition.when is None:
+        yield error(
+            model,
+            f"{place} has unmet={unmet!r} but no when.",
+            "`unmet` is what people read when `when` does not hold: add the `when`, or "
+            "remove `unmet`.",
+            "E032",
+        )
+    elif not isinstance(unmet, str | Promise) or not str(unmet).strip():
+        yield error(
+            model,
+            f"{place} has unmet={unmet!r}.",
+            'Give `unmet` a sentence, e.g. unmet="Attach the receipt first."',
+            "E032",
+        )
 
 
 def check_own_fields(model: Any, place: str, condition: Q) -> Messages:

@@ -578,6 +578,7 @@ class Expense(WorkflowModel):
                 to="approved",
                 accept=["approved_by"],
                 when=Q(receipt=True),
+                unmet="Attach the receipt first.",
                 action="stamp",
             ),
             Transition("attach", to="submitted", accept=["receipt"], when=Q(receipt=True)),
