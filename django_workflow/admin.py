@@ -1,4 +1,5 @@
-"""Admin: a read-only transition log, and ``WorkflowAdminMixin`` for workflow models."""
+"""Admin: ``WorkflowAdminMixin`` for workflow models, the overview; the read-only
+transition log is ``admin_log``'s (registered on import)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,25 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers, options
 from django.contrib.admin.options import IS_POPUP_VAR
 from django.contrib.admin.utils import unquote
-from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.forms import modelform_factory
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
-from django.utils import timezone
+from django.urls import path, reverse
+from django.utils import dateformat, timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
+from django.utils.translation import gettext
 
 from . import graph, status
 from .admin_actions import (
@@ -35,6 +37,7 @@ from .admin_actions import (
     reason_of,
     transition_action,
 )
+from .admin_log import TransitionLogAdmin, WorkflowModelFilter, rendered  # noqa: F401
 from .admin_work import my_work_view
 from .conditions import unmet_reason
 from .declaration import humanise
@@ -46,76 +49,12 @@ from .policies import allowed
 from .queueing import attempt_row, retry_now
 from .scheduling import zone_of
 from .undo import undoable, undoable_row
+from .wording import row_label, times_in
 from .workflow_model import workflow_models
 
 #: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
 #: only the changelist's.
 CHANGE_LIST = getattr(getattr(options, "ActionLocation", None), "CHANGE_LIST", None)
-
-
-class WorkflowModelFilter(admin.SimpleListFilter):
-    """The log's records by model: workflow models only, not every content type."""
-
-    title = "model"
-    parameter_name = "model"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        models = workflow_models()
-        types = ContentType.objects.get_for_models(*models) if models else {}
-        return sorted(
-            ((str(types[m].pk), str(m._meta.verbose_name).capitalize()) for m in models),
-            key=lambda choice: choice[1],
-        )
-
-    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
-        return queryset.filter(content_type_id=self.value()) if self.value() else queryset
-
-
-@admin.register(TransitionLog)
-class TransitionLogAdmin(admin.ModelAdmin):
-    list_display = (
-        "occurred_at",
-        "content_type",
-        "record_link",
-        "from_state",
-        "to_state",
-        "transition_name",
-        "triggered_by",
-        "actor_repr",
-    )
-    list_filter = (WorkflowModelFilter, "triggered_by", "transition_name")
-    search_fields = (
-        "object_id",
-        "from_state",
-        "to_state",
-        "transition_name",
-        "actor_repr",
-        "comment",
-    )
-    date_hierarchy = "occurred_at"
-    ordering = ("-occurred_at", "-id")
-    list_select_related = ("content_type",)
-
-    @admin.display(description="record", ordering="object_id")
-    def record_link(self, row: TransitionLog) -> str:
-        """The record's change page when its admin is registered here, else its key."""
-        info = (row.content_type.app_label, row.content_type.model)
-        try:
-            url = reverse(
-                f"{self.admin_site.name}:{info[0]}_{info[1]}_change", args=[row.object_id]
-            )
-        except NoReverseMatch:
-            return row.object_id
-        return format_html('<a href="{}">{}</a>', url, row.object_id)
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class WorkflowStatusFilter(admin.SimpleListFilter):
@@ -239,6 +178,7 @@ class WorkflowAdminMixin:
     """
 
     change_form_template = "admin/django_workflow/change_form.html"
+    change_list_template = "admin/django_workflow/change_list.html"
     workflow_history_per_page = 20
 
     #: Why an undo or redo was refused, in words, by ``UndoNotPermitted.reason``.
@@ -365,7 +305,8 @@ class WorkflowAdminMixin:
         if not pending:
             return self.get_empty_value_display()
         deadline = pending[0]
-        text = describe_deadline(deadline, record)
+        # One zone per screen: the page names the workflow's; a record's own is named here.
+        text = describe_deadline(deadline, record, named=bool(self.model.workflow.time_zone_field))
         if deadline.due_at <= timezone.now():
             return format_html('<span class="workflow-overdue">{}</span>', text)
         return text
@@ -392,14 +333,32 @@ class WorkflowAdminMixin:
             *super().get_urls(),
         ]
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        record = self.get_object(request, unquote(object_id))
-        if record is not None:
-            extra_context = {
-                **(extra_context or {}),
-                "workflow": self.workflow_panel(request, record),
+    def changelist_view(self, request, extra_context=None):
+        """Times in the workflow's zone, named once above the list (with a
+        ``time_zone_field``, each next deadline names its record's zone too)."""
+        workflow = self.model.workflow
+        zone = ZoneInfo(workflow.time_zone)
+        words = times_in(zone)
+        if workflow.time_zone_field:
+            words = gettext("%(times)s Next deadlines in each record's own zone.") % {
+                "times": words
             }
-        return super().change_view(request, object_id, form_url, extra_context)
+        context = {"workflow_zone": words, **(extra_context or {})}
+        with timezone.override(zone):
+            return rendered(super().changelist_view(request, context))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The page in the record's zone (its form's date and time fields too), named
+        once in the panel."""
+        record = self.get_object(request, unquote(object_id))
+        if record is None:
+            return super().change_view(request, object_id, form_url, extra_context)
+        extra_context = {
+            **(extra_context or {}),
+            "workflow": self.workflow_panel(request, record),
+        }
+        with timezone.override(zone_of(record)):
+            return rendered(super().change_view(request, object_id, form_url, extra_context))
 
     # The panel ----------------------------------------------------------------------
 
@@ -429,11 +388,15 @@ class WorkflowAdminMixin:
             "attempt": self._attempt(request, record, declared, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [
-                {"text": describe_deadline(d, record), "overdue": d.due_at <= timezone.now()}
+                {
+                    "text": describe_deadline(d, record, named=False),
+                    "overdue": d.due_at <= timezone.now(),
+                }
                 for d in record.pending_deadlines()
             ],
             "history": history,
             "logged": workflow.log is True,
+            "zone": times_in(zone_of(record)),
         }
 
     def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, Any]:
@@ -499,10 +462,12 @@ class WorkflowAdminMixin:
             "pending": [],
             "history": self._workflow_history(request, record),
             "logged": workflow.log is True,
+            "zone": times_in(zone_of(record)),
         }
 
     def _workflow_history(self, request: HttpRequest, record: Any) -> Any:
-        """A page of the record's log, newest first, each row with its steps' labels."""
+        """A page of the record's log, newest first, each row with its steps' labels, and
+        what it did and why in words."""
         page = Paginator(
             record.history()
             .select_related("actor", "reverses__reverses")
@@ -514,6 +479,7 @@ class WorkflowAdminMixin:
         for row in page.object_list:
             row.from_label = workflow.step_label(row.from_state) if row.from_state else ""
             row.to_label = workflow.step_label(row.to_state)
+            row.label = row_label(workflow, row)
         return page
 
     def _workflow_url(self, record: Any, view: str, *args: str) -> str:
@@ -800,14 +766,26 @@ def _kept(request: HttpRequest) -> str:
     return f"?{urlencode({'_changelist_filters': filters})}" if filters else ""
 
 
-def describe_deadline(deadline: Any, record: Any, now: Any = None) -> str:
-    """``"reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: in the record's time zone (the
-    workflow's ``time_zone``, or ``time_zone_field``), named, with how far away it is."""
-    due = deadline.due_at.astimezone(zone_of(record))
-    left = deadline.due_at - (now or timezone.now())
-    when = f"in {_span(left)}" if left.total_seconds() > 0 else f"overdue by {_span(-left)}"
-    name = humanise(deadline.name)
-    return f"{name} due {due:%a} {due.day} {due:%b %H:%M} {due.tzname()} ({when})"
+def describe_deadline(deadline: Any, record: Any, now: Any = None, named: bool = True) -> str:
+    """``"Reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: the deadline's label, in the
+    record's time zone (the workflow's ``time_zone``, or ``time_zone_field``), with how
+    far away it is; the year too when it is not this year. ``named=False`` leaves the
+    zone out, for a screen that names it once. In the active language."""
+    zone, now = zone_of(record), now or timezone.now()
+    due = deadline.due_at.astimezone(zone)
+    shape = "D j M H:i" if due.year == now.astimezone(zone).year else "D j M Y H:i"
+    when = dateformat.format(due, shape) + (f" {due.tzname()}" if named else "")
+    left = deadline.due_at - now
+    if left.total_seconds() > 0:
+        span = gettext("in %(span)s") % {"span": _span(left)}
+    else:
+        span = gettext("overdue by %(span)s") % {"span": _span(-left)}
+    label = deadline.label or humanise(deadline.name)
+    return gettext("%(deadline)s due %(when)s (%(span)s)") % {
+        "deadline": label,
+        "when": when,
+        "span": span,
+    }
 
 
 def _time_in_step(figures: Any) -> dict[str, str] | None:

@@ -197,6 +197,13 @@ class CompiledWorkflow:
         label = getattr(step, "label", None)
         return label if label is not None else humanise(name)
 
+    def deadline_label(self, step_name: str, name: str) -> Any:
+        """How the timeout or every ``name`` of ``step_name`` reads: its ``label``, else
+        its humanised name (also for one no longer declared)."""
+        step = self.steps.get(step_name)
+        declared = [d for d in step.deadlines if d.name == name] if step else []
+        return declared[0].title if declared else humanise(name)
+
     def transition_label(self, name: str, step_name: str | None = None) -> Any:
         """How transition ``name`` reads: as ``step_name`` declares it, else as the first
         step that gives it a ``label``, else its humanised name."""

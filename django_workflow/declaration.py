@@ -101,7 +101,7 @@ class Timeout:
     """A deadline in a step: run ``action`` once per round, or move ``transition_to``.
 
     ``fire_after`` counts from ``field`` (default ``state_entered_at``); ``fire_at``
-    names a field holding the instant itself.
+    names a field holding the instant itself. ``label`` is how people read it.
     """
 
     name: str
@@ -114,6 +114,12 @@ class Timeout:
     check_interval: str | None = None
     self_scheduled: bool = False
     retry: Retry | None = None
+    label: Any = None
+
+    @property
+    def title(self) -> Any:
+        """What people read: ``label``, else the humanised name."""
+        return self.label if self.label is not None else humanise(self.name)
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,8 @@ class Every:
     local wall-clock times of ``cron`` (in the record's zone), until ``until``.
 
     ``business_days_only`` (with ``cron``) skips days that are not working days;
-    ``times`` stops after that many firings per stay in the step.
+    ``times`` stops after that many firings per stay in the step. ``label`` is how
+    people read it.
     """
 
     name: str
@@ -135,6 +142,12 @@ class Every:
     cron: str | None = None
     business_days_only: bool = False
     times: int | None = None
+    label: Any = None
+
+    @property
+    def title(self) -> Any:
+        """What people read: ``label``, else the humanised name."""
+        return self.label if self.label is not None else humanise(self.name)
 
 
 @dataclass(frozen=True, init=False)

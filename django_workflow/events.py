@@ -10,20 +10,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Trigger(models.TextChoices):
     """Why a log row was written; ``TransitionLog.Trigger`` is this enum."""
 
-    INITIAL = "initial"
-    MANUAL = "manual"
-    AUTOMATIC = "automatic"
-    TIMEOUT = "timeout"
-    ERROR_PATH = "error_path"
-    UNDO = "undo"
-    FAILED = "failed"
-    HALTED = "halted"
-    MIGRATION = "migration"
+    # The labels are what people read (the admin's history and log); rows store the values.
+    INITIAL = "initial", _("created")
+    MANUAL = "manual", _("by a person")
+    AUTOMATIC = "automatic", _("by the worker")
+    TIMEOUT = "timeout", _("deadline")
+    ERROR_PATH = "error_path", _("error path")
+    UNDO = "undo", _("undo")
+    FAILED = "failed", _("attempt failed")
+    HALTED = "halted", _("halted")
+    MIGRATION = "migration", _("data migration")
 
 
 class WorkKind(models.TextChoices):

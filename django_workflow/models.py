@@ -27,7 +27,7 @@ class TransitionLog(models.Model):
     from_state = models.CharField(max_length=100, blank=True)
     to_state = models.CharField(max_length=100)
     transition_name = models.CharField(max_length=200, blank=True)
-    triggered_by = models.CharField(max_length=20, choices=Trigger.choices)
+    triggered_by = models.CharField("trigger", max_length=20, choices=Trigger.choices)
     occurred_at = models.DateTimeField(default=timezone.now)
     from_state_entered_at = models.DateTimeField(
         null=True,

@@ -77,6 +77,7 @@ class WorkflowActionSerializer(serializers.Serializer):
 
 class WorkflowDeadlineSerializer(serializers.Serializer):
     name = serializers.CharField()
+    label = serializers.CharField(help_text="How the deadline reads: its label, else its name.")
     kind = serializers.CharField(help_text='"action", "transition" or "every".')
     due_at = serializers.DateTimeField()
     target = serializers.CharField(help_text="The action it runs, or the step it moves to.")

@@ -24,6 +24,7 @@ class PendingDeadline:
     kind: str  # "action" | "transition" | "every"
     due_at: datetime
     target: str  # the action to run, or the step to move to
+    label: Any = ""  # how people read it: the deadline's ``label``, else its humanised name
 
 
 def due_at(work: Work, record: Any, now: datetime | None = None) -> datetime | None:
@@ -113,7 +114,8 @@ def pending_deadlines(record: Any) -> list[PendingDeadline]:
             else "action"
         )
         target = work.transition_to or work.action
-        pending.append(PendingDeadline(work.entity, kind, due, target))
+        label = workflow.deadline_label(work.step, work.entity)
+        pending.append(PendingDeadline(work.entity, kind, due, target, label))
     return sorted(pending, key=lambda deadline: deadline.due_at)
 
 

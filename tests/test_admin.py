@@ -178,12 +178,12 @@ def test_undo_and_redo_are_buttons_named_for_what_they_reverse(admin_client, adm
     assert Decision.objects.get(pk=decision.pk).state == "pending"
     page = admin_client.get(change_url(decision))
     assert page.context["workflow"]["undo_label"] == "Redo “Reject”"
-    assert "<td>undo of reject</td>" in page.content.decode()
+    assert ">Undo of “Reject”</td>" in page.content.decode()
     admin_client.post(action_url(decision, "undo"))
     page = admin_client.get(change_url(decision))
     assert Decision.objects.get(pk=decision.pk).state == "rejected"
     assert page.context["workflow"]["undo_label"] == "Undo “Reject”"
-    assert "<td>redo of reject</td>" in page.content.decode()
+    assert ">Redo of “Reject”</td>" in page.content.decode()
 
 
 def test_undo_refusals_are_admin_messages_in_words(admin_client):
@@ -213,7 +213,7 @@ def test_pending_deadlines_show_their_due_time_in_the_workflows_zone_and_how_far
     time_machine.move_to(datetime(2026, 11, 30, 15, 0, tzinfo=UTC), tick=False)
     proposal = Proposal.objects.create()
     pending = admin_client.get(change_url(proposal)).context["workflow"]["pending"]
-    assert pending[0] == {"text": "Reminder due Wed 2 Dec 15:00 UTC (in 2 d)", "overdue": False}
+    assert pending[0] == {"text": "Reminder due Wed 2 Dec 15:00 (in 2 d)", "overdue": False}
 
 
 def test_a_deadline_reads_in_the_records_zone_and_says_when_it_is_overdue(time_machine):
@@ -294,12 +294,14 @@ def test_a_transition_keeps_the_changelist_filters_on_its_way_back(admin_client)
     assert Decision.objects.get(pk=decision.pk).state == "held"
 
 
-def test_history_times_read_to_the_second_with_the_time_zone(admin_client, time_machine):
+def test_history_times_read_to_the_second_in_the_records_zone_named_once(
+    admin_client, time_machine
+):
     time_machine.move_to(datetime(2026, 6, 1, 9, 30, 15, tzinfo=UTC), tick=False)
-    decision = Decision.objects.create()
+    decision = Decision.objects.create()  # the workflow's zone: UTC
     with timezone.override("Europe/Zagreb"):
         html = admin_client.get(change_url(decision)).content.decode()
-    assert "2026-06-01 11:30:15 CEST" in html
+    assert "2026-06-01 09:30:15" in html and html.count("Times in UTC.") == 1
 
 
 def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client, time_machine):
@@ -313,7 +315,7 @@ def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client
     page = admin_client.get("/admin/testapp/proposal/", {"state": "review"})
     assert page.context["cl"].result_count == 1
     assert (
-        '<span class="workflow-overdue">Reminder due Wed 3 Jun 09:00 UTC (overdue by 1 d)</span>'
+        '<span class="workflow-overdue">Reminder due Wed 3 Jun 09:00 (overdue by 1 d)</span>'
         in page.content.decode()
     )
 
@@ -325,7 +327,7 @@ def test_a_halted_automatic_step_says_why_and_offers_retry_now(admin_client, tim
     page = admin_client.get(change_url(sync))
     attempt = page.context["workflow"]["attempt"]
     assert (attempt["attempts"], attempt["halted"], attempt["retry_url"]) == (1, False, "")
-    assert "next try 2026-06-01 09:00:10 UTC" in page.content.decode()
+    assert "next try 2026-06-01 09:00:10" in page.content.decode()
     time_machine.move_to(datetime(2026, 6, 1, 9, 0, 10, tzinfo=UTC), tick=False)
     run_step(Sync, sync.pk, "pushing")
     page = admin_client.get(change_url(sync))

@@ -86,6 +86,7 @@ def test_the_state_lists_pending_deadlines_soonest_first_with_iso_instants(api):
     deadlines = api.get(f"/api/proposals/{proposal.pk}/workflow/").json()["pending_deadlines"]
     assert deadlines[0] == {
         "name": "follow_up",
+        "label": "Follow up",
         "kind": "action",
         "due_at": (start + timedelta(hours=1)).isoformat().replace("+00:00", "Z"),
         "target": "follow_up",

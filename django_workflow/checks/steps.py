@@ -208,9 +208,11 @@ def _check_on_enter(model: Any, name: str, step: Step) -> Messages:
 
 
 def _check_labels(model: Any, name: str, step: Step) -> Messages:
-    """E031: a label is text or a lazy translation, shown wherever the name would be."""
+    """E031: a label (a step's, a transition's, a deadline's) is text or a lazy
+    translation, shown wherever the name would be."""
     labelled = [(where(name), step.label)]
     labelled += [(where(name, f"transition {t.name!r}"), t.label) for t in step.transitions]
+    labelled += [(where(name, f"deadline {d.name!r}"), d.label) for d in step.deadlines]
     for place, label in labelled:
         if label is not None and not isinstance(label, str | Promise):
             yield error(

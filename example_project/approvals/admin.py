@@ -9,6 +9,7 @@ from .models import Document
 class DocumentAdmin(WorkflowAdminMixin, admin.ModelAdmin):
     list_display = ("__str__", "state", "state_entered_at")
     list_filter = ("state",)
+    search_fields = ("title",)
 
     def get_workflow_transition_values(self, request, record, transition):
         """The signer is whoever is logged in: never typed, so never someone else's name."""

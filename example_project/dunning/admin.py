@@ -9,3 +9,4 @@ from .models import Subscription
 class SubscriptionAdmin(WorkflowAdminMixin, admin.ModelAdmin):
     list_display = ("__str__", "state", "state_entered_at")
     list_filter = ("state",)
+    search_fields = ("customer",)

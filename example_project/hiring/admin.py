@@ -9,4 +9,5 @@ from .models import Candidate
 class CandidateAdmin(WorkflowAdminMixin, admin.ModelAdmin):
     list_display = ("name", "state", "score", "priority", "state_entered_at")
     list_filter = ("state", "priority")
+    search_fields = ("name",)
     readonly_fields = ("score", "offer_sent_at")

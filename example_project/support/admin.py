@@ -9,3 +9,4 @@ from .models import Ticket
 class TicketAdmin(WorkflowAdminMixin, admin.ModelAdmin):
     list_display = ("__str__", "state", "state_entered_at")
     list_filter = ("state",)
+    search_fields = ("subject",)

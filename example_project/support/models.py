@@ -44,21 +44,21 @@ class Ticket(WorkflowModel):
             Transition("resolve", to="resolved"),
             Transition("escalate", to="urgent"),
             Transition("ask_customer", to="waiting_on_customer"),
-            Timeout("sla_warning", fire_after="2bd", action="warn_team_lead"),
-            Timeout("sla_breach", fire_after="3bd", transition_to="breached"),
+            Timeout("sla_warning", fire_after="2bd", action="warn_team_lead", label="SLA warning"),
+            Timeout("sla_breach", fire_after="3bd", transition_to="breached", label="SLA breach"),
         )
         billing = Step(
             Transition("resolve", to="resolved"),
             Transition("escalate", to="urgent"),
             Transition("ask_customer", to="waiting_on_customer"),
-            Timeout("sla_warning", fire_after="1bd", action="warn_team_lead"),
-            Timeout("sla_breach", fire_after="2bd", transition_to="breached"),
+            Timeout("sla_warning", fire_after="1bd", action="warn_team_lead", label="SLA warning"),
+            Timeout("sla_breach", fire_after="2bd", transition_to="breached", label="SLA breach"),
         )
         urgent = Step(
             Transition("resolve", to="resolved"),
             Transition("escalate", to="management"),
-            Timeout("sla_warning", fire_after="2h", action="warn_team_lead"),
-            Timeout("sla_breach", fire_after="4h", transition_to="breached"),
+            Timeout("sla_warning", fire_after="2h", action="warn_team_lead", label="SLA warning"),
+            Timeout("sla_breach", fire_after="4h", transition_to="breached", label="SLA breach"),
         )
         waiting_on_customer = Step(
             Transition("customer_replied", to="technical"),
@@ -71,6 +71,7 @@ class Ticket(WorkflowModel):
                 action="remind_customer",
                 business_days_only=True,
                 times=3,
+                label="Reminder to the customer",
             ),
         )
         breached = Step(

@@ -2,10 +2,10 @@ from django.contrib import admin
 
 from django_workflow.admin import WorkflowAdminMixin
 
-from .models import Candidate, Claim, Decision, Expense, Proposal, Sync, Ticket
+from .models import Appeal, Candidate, Claim, Decision, Expense, Proposal, Sync, Ticket
 
 
-@admin.register(Decision, Ticket, Candidate, Proposal, Sync, Claim)
+@admin.register(Decision, Ticket, Candidate, Proposal, Sync, Claim, Appeal)
 class WorkflowAdmin(WorkflowAdminMixin, admin.ModelAdmin):
     list_display = ("pk", "state", "state_entered_at")
 

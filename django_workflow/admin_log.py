@@ -1,0 +1,267 @@
+"""The transition log's admin: read-only, in the words and the time zone people read.
+
+Rows store names; each column shows them as labels (the step's, the transition's,
+the deadline's), the trigger in words and the record as its ``str()``. A search
+also finds the rows of records whose own admin's ``search_fields`` match.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.contrib import admin
+from django.contrib.admin.utils import quote
+from django.contrib.admin.views.main import ChangeList
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, reverse
+from django.utils import dateformat, timezone
+from django.utils.html import format_html
+from django.utils.text import capfirst
+
+from .events import Trigger
+from .models import TransitionLog
+from .wording import row_label, step_words, times_in
+from .workflow_model import WorkflowModel, workflow_models
+
+
+class WorkflowModelFilter(admin.SimpleListFilter):
+    """The log's records by model: workflow models only, not every content type."""
+
+    title = "model"
+    parameter_name = "model"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        models = workflow_models()
+        types = ContentType.objects.get_for_models(*models) if models else {}
+        return sorted(
+            ((str(types[m].pk), str(m._meta.verbose_name).capitalize()) for m in models),
+            key=lambda choice: choice[1],
+        )
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        return queryset.filter(content_type_id=self.value()) if self.value() else queryset
+
+
+class TransitionFilter(admin.SimpleListFilter):
+    """Rows of one transition, by its label: transitions only (no actions, deadlines or
+    undos, which the trigger filter selects), those of the chosen model when one is."""
+
+    title = "transition"
+    parameter_name = "transition"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        labels: dict[str, list[str]] = defaultdict(list)
+        for model in chosen_models(request):
+            workflow = model.workflow
+            for name in workflow.transition_names:
+                label = str(workflow.transition_label(name))
+                if label not in labels[name]:
+                    labels[name].append(label)
+        choices = [(name, " / ".join(words)) for name, words in labels.items()]
+        return sorted(choices, key=lambda choice: choice[1].lower())
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        if not self.value():
+            return queryset
+        return queryset.filter(triggered_by=Trigger.MANUAL, transition_name=self.value())
+
+
+def chosen_models(request: HttpRequest) -> list[Any]:
+    """The workflow model the model filter chose, or every workflow model."""
+    models = workflow_models()
+    chosen = request.GET.get(WorkflowModelFilter.parameter_name)
+    if not chosen:
+        return models
+    types = ContentType.objects.get_for_models(*models) if models else {}
+    return [model for model in models if str(types[model].pk) == chosen]
+
+
+class LogChangeList(ChangeList):
+    """The page's rows carry their records, one query per model on the page."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        attach_records(list(self.result_list))  # fills the queryset's cache: same instances
+
+
+def attach_records(rows: list[Any]) -> None:
+    """Set ``row.shown_record`` to each row's record, ``None`` when it is gone."""
+    keys: dict[Any, set[str]] = defaultdict(set)
+    for row in rows:
+        keys[row.content_type].add(row.object_id)
+    found: dict[tuple[int, str], Any] = {}
+    for content_type, object_ids in keys.items():
+        model = content_type.model_class()
+        if model is None:  # an app removed since
+            continue
+        pks = [pk for pk in (_pk(model, key) for key in object_ids) if pk is not None]
+        for pk, record in model._base_manager.in_bulk(pks).items():
+            found[content_type.pk, str(pk)] = record
+    for row in rows:
+        row.shown_record = found.get((row.content_type_id, row.object_id))
+
+
+def _pk(model: Any, key: str) -> Any:
+    try:
+        return model._meta.pk.to_python(key)
+    except ValidationError:
+        return None
+
+
+@admin.register(TransitionLog)
+class TransitionLogAdmin(admin.ModelAdmin):
+    list_display = (
+        "when",
+        "workflow_model",
+        "record_link",
+        "from_step",
+        "to_step",
+        "transition",
+        "trigger",
+        "actor_name",
+    )
+    list_filter = (WorkflowModelFilter, "triggered_by", TransitionFilter)
+    search_fields = (
+        "object_id",
+        "from_state",
+        "to_state",
+        "transition_name",
+        "actor_repr",
+        "comment",
+    )
+    date_hierarchy = "occurred_at"
+    ordering = ("-occurred_at", "-id")
+    list_select_related = ("content_type", "reverses__reverses")
+
+    class Media:
+        css = {"all": ["django_workflow/log.css"]}
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return LogChangeList
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        """Times in one zone, named once: the workflows' zone when the rows shown share
+        one (no ``time_zone_field``), else the site's current zone."""
+        zone = screen_zone(chosen_models(request))
+        context = {"workflow_zone": times_in(zone), **(extra_context or {})}
+        with timezone.override(zone):
+            return rendered(super().changelist_view(request, context))
+
+    def get_search_results(self, request: HttpRequest, queryset: Any, search_term: str) -> Any:
+        """Rows matching on their own columns, and the rows of records whose own admin's
+        ``search_fields`` match the term (a record's name, say)."""
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        named = self._records_found(request, search_term)
+        return (found | queryset.filter(named) if named else found), duplicates
+
+    def _records_found(self, request: HttpRequest, search_term: str) -> Q:
+        """One query per workflow model the user may view whose admin searches."""
+        condition = Q()
+        if not search_term.strip():
+            return condition
+        registry = self.admin_site._registry
+        for model in workflow_models():
+            model_admin = registry.get(model)
+            if model_admin is None or not model_admin.has_view_or_change_permission(request):
+                continue
+            if not model_admin.get_search_fields(request):
+                continue
+            records, _ = model_admin.get_search_results(
+                request, model_admin.get_queryset(request), search_term
+            )
+            keys = [str(pk) for pk in records.order_by().values_list("pk", flat=True).distinct()]
+            if keys:
+                content_type = ContentType.objects.get_for_model(model)
+                condition |= Q(content_type=content_type, object_id__in=keys)
+        return condition
+
+    @admin.display(description="when", ordering="occurred_at")
+    def when(self, row: TransitionLog) -> str:
+        """The date over the time, to the second: a narrow column."""
+        local = timezone.localtime(row.occurred_at)
+        date, time = dateformat.format(local, "Y-m-d"), dateformat.format(local, "H:i:s")
+        return format_html("{}<br>{}", date, time)
+
+    @admin.display(description="model", ordering="content_type")
+    def workflow_model(self, row: TransitionLog) -> str:
+        model = row.content_type.model_class()
+        return capfirst(model._meta.verbose_name) if model else row.content_type.model
+
+    @admin.display(description="record", ordering="object_id")
+    def record_link(self, row: TransitionLog) -> str:
+        """The record's name, linking to its change page when its admin is registered."""
+        record = getattr(row, "shown_record", None)
+        name = str(record) if record is not None else f"{row.object_id} (deleted)"
+        info = (row.content_type.app_label, row.content_type.model)
+        try:
+            url = reverse(
+                f"{self.admin_site.name}:{info[0]}_{info[1]}_change", args=[quote(row.object_id)]
+            )
+        except NoReverseMatch:
+            return name
+        return format_html('<a href="{}">{}</a>', url, name)
+
+    @admin.display(description="from", ordering="from_state")
+    def from_step(self, row: TransitionLog) -> str:
+        return _named(row.from_state, step_words(_workflow(row), row.from_state))
+
+    @admin.display(description="to", ordering="to_state")
+    def to_step(self, row: TransitionLog) -> str:
+        return _named(row.to_state, step_words(_workflow(row), row.to_state))
+
+    @admin.display(description="transition", ordering="transition_name")
+    def transition(self, row: TransitionLog) -> str:
+        return _named(row.transition_name, row_label(_workflow(row), row))
+
+    @admin.display(description="trigger", ordering="triggered_by")
+    def trigger(self, row: TransitionLog) -> str:
+        return row.get_triggered_by_display()
+
+    @admin.display(description="actor", ordering="actor_repr")
+    def actor_name(self, row: TransitionLog) -> str:
+        return row.actor_repr
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def _workflow(row: TransitionLog) -> Any:
+    """The row's model's workflow; ``None`` when the model no longer declares one."""
+    model = row.content_type.model_class()
+    return model.workflow if model is not None and issubclass(model, WorkflowModel) else None
+
+
+def _named(name: str, label: str) -> str | None:
+    """A label, with the stored name on hover (``None`` for nothing: the empty mark)."""
+    if not label:
+        return None
+    return format_html('<span title="{}">{}</span>', name, label)
+
+
+def screen_zone(models: list[Any]) -> Any:
+    """The zone a screen of these models' times reads in: theirs when they share one
+    and no record has its own (``time_zone_field``), else the current zone."""
+    zones = {model.workflow.time_zone for model in models}
+    per_record = any(model.workflow.time_zone_field for model in models)
+    if len(zones) == 1 and not per_record:
+        return ZoneInfo(zones.pop())
+    return timezone.get_current_timezone()
+
+
+def rendered(response: Any) -> Any:
+    """A template response rendered now: inside the caller's ``timezone.override``."""
+    if isinstance(response, TemplateResponse) and not response.is_rendered:
+        response.render()
+    return response
