@@ -32,7 +32,7 @@ from .declaration import humanise
 from .engine import permits
 from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .models import TransitionLog, WorkflowOverview
-from .queueing import attempt_row, retry_now
+from .queueing import attempt_row, next_attempt_at, retry_now
 from .scheduling import zone_of
 from .undo import undoable
 from .workflow_model import workflow_models
@@ -371,6 +371,7 @@ class WorkflowAdminMixin:
             "attempts": row.attempts,
             "last_error": row.last_error,
             "retry_at": row.retry_at,
+            "next_attempt_at": next_attempt_at(record, row),
             "halted": row.halted,
             "retry_url": retry_url if row.halted and may_change else "",
         }

@@ -176,15 +176,20 @@ def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, list[Wo
 def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:
     """Queue up to ``limit`` records that waited in an automatic step past the grace with
     no attempt running, backing off or halted: the query leaves those out, so however
-    many records are halted, the ones that need queueing are reached."""
-    busy = retrying.rows(model, db).filter(
-        Q(halted=True) | Q(retry_at__gt=now) | Q(running_since__isnull=False, alive_until__gt=now),
+    many records are halted, the ones that need queueing are reached. A record whose
+    retry is due is queued at the first poll from its ``retry_at`` (what the admin and
+    the log announce), grace or not: its failed attempt left no task in flight."""
+    attempts = retrying.rows(model, db).filter(
         work=work.name,
         object_id=Cast(OuterRef("pk"), CharField()),
         round_key=OuterRef(STATE_ENTERED_AT),
     )
+    busy = attempts.filter(
+        Q(halted=True) | Q(retry_at__gt=now) | Q(running_since__isnull=False, alive_until__gt=now)
+    )
+    retry_due = attempts.filter(retry_at__lte=now, running_since__isnull=True, halted=False)
     rows = probes.matching(model, work, now, db).filter(
-        **{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}
+        Q(**{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}) | Exists(retry_due)
     )
     waiting = list(rows.exclude(Exists(busy)).values_list("pk", flat=True)[:limit])
     for pk in waiting:
