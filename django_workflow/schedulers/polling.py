@@ -29,7 +29,7 @@ from django.utils import timezone
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
 from ..events import WorkKind
-from ..firing import run_due
+from ..firing import named, run_due
 from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler
@@ -154,10 +154,7 @@ def poll(model_label: str, work_names: list[str], now: datetime | None = None) -
         fired = {work.name: queue_waiting_steps(model, work, now, db) for work in waiting}
     if deadlines:
         fired.update(run_due(model, deadlines, now=now))
-    fired = {name: count for name, count in fired.items() if count}
-    if fired:
-        logger.info("poll %s: %s", model_label, ", ".join(f"{k}={v}" for k, v in fired.items()))
-    return fired
+    return {name: count for name, count in fired.items() if count}
 
 
 @cache
@@ -192,6 +189,8 @@ def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: i
         Q(**{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}) | Exists(retry_due)
     )
     waiting = list(rows.exclude(Exists(busy)).values_list("pk", flat=True)[:limit])
+    if waiting:
+        logger.info("%s: %s queued again for %s", model._meta.label, work.name, named(waiting))
     for pk in waiting:
         enqueue_step(model._meta.label, pk, work.step, work.queue)
     return len(waiting)
