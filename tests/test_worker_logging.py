@@ -7,17 +7,20 @@ from datetime import timedelta
 import pytest
 from _pytest.logging import LogCaptureHandler
 from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 from django_q.models import OrmQ
 
+from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.firing import named
 from django_workflow.management.commands.workflow_worker import (
     LOG_FORMAT,
     QUEUE_LOGGER,
     configure_logging,
 )
+from django_workflow.models import DeadlineDeclaration
 from django_workflow.schedulers.polling import poll
-from tests.testapp.models import Batch, Sync
+from tests.testapp.models import Batch, Proposal, Sync
 
 Q_CLUSTER = {"name": "workflow", "orm": "default"}
 
@@ -155,3 +158,37 @@ def test_the_safety_net_names_the_steps_it_queues_again(info_lines):
 def test_a_long_list_of_records_names_ten_and_counts_the_rest():
     assert named([1, 2, 3]) == "#1, #2, #3"
     assert named(list(range(1, 501))) == ("#1, #2, #3, #4, #5, #6, #7, #8, #9, #10 and 490 more")
+
+
+# What a start says about the stored due instants (docs/deadlines.md) ------------------
+
+
+def start_once(loggers):
+    out = io.StringIO()
+    call_command("workflow_worker", "--once", stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_first_start_with_every_instant_right_says_nothing_about_deadlines(
+    loggers, project, info_lines
+):
+    Proposal.objects.create()
+    DeadlineDeclaration.objects.all().delete()  # no worker ever started
+    assert "deadlines changed" not in start_once(loggers)
+    assert not [line for line in info_lines() if "deadlines changed" in line]
+
+
+@pytest.mark.django_db
+def test_a_changed_declaration_that_moves_instants_says_how_many(loggers, project, info_lines):
+    proposal = Proposal.objects.create()
+    Proposal._base_manager.filter(pk=proposal.pk).update(
+        **{NEXT_DUE_AT: timezone.now() + timedelta(days=99)}
+    )
+    DeadlineDeclaration.objects.update_or_create(
+        model="testapp.Proposal", defaults={"fingerprint": "an older declaration"}
+    )
+    assert "testapp.Proposal: deadlines changed; 1 due instant(s) moved\n" in start_once(loggers)
+    assert "testapp.Proposal: its deadlines changed; computing next_due_at of every record" in (
+        info_lines()
+    )
