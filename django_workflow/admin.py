@@ -46,7 +46,7 @@ from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .history import last_step_change
 from .models import TransitionLog, WorkflowOverview
 from .policies import allowed
-from .queueing import attempt_row, retry_now
+from .queueing import attempt_row, next_attempt_at, retry_now
 from .scheduling import zone_of
 from .undo import undoable, undoable_row
 from .wording import row_label, times_in
@@ -429,6 +429,7 @@ class WorkflowAdminMixin:
             "attempts": row.attempts,
             "last_error": row.last_error,
             "retry_at": row.retry_at,
+            "next_attempt_at": next_attempt_at(record, row),
             "halted": row.halted,
             "retry_url": retry_url if row.halted and may_change else "",
         }

@@ -216,7 +216,9 @@ def catch_up(models: Iterable[Any]) -> dict[str, int]:
         stored = DeadlineDeclaration.objects.using(db).filter(model=label).first()
         if stored is not None and stored.fingerprint == current:
             continue
-        logger.info("%s: its deadlines changed; computing next_due_at of every record", label)
+        # A first start computes what entering the steps already stored: worth no INFO line.
+        level = logging.DEBUG if stored is None else logging.INFO
+        logger.log(level, "%s: its deadlines changed; computing next_due_at of every record", label)
         workflow = model.workflow
         concerned = Q(**{f"{workflow.state_attribute}__in": list(workflow.deadline_works)})
         concerned |= Q(**{f"{NEXT_DUE_AT}__isnull": False})

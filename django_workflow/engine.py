@@ -478,7 +478,7 @@ def attempt_failed(
         deadlines.postpone(model, record.pk, work, retry_at, db)
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
-        _log_failure(record, work, attempt, error, f"next attempt in {_seconds(wait)}")
+        _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
         return None
     on_error = declared.on_error if work.kind == WorkKind.STEP else None
     if on_error is None:
@@ -511,8 +511,19 @@ def _log_failure(record: Any, work: Work, attempt: int, error: BaseException, th
         )
 
 
-def _seconds(wait: Any) -> str:
-    return f"{wait.total_seconds():g} s"
+def _next_attempt(model: Any, work: Work, wait: Any, retry_at: Any) -> str:
+    """``next attempt with the poll at 09:01:00, the first after the 30 s backoff``."""
+    runs = _instant(retrying.runs_at(model.workflow, work, retry_at))
+    backoff = f"{wait.total_seconds():g} s"
+    if retrying.polled(work):
+        return f"next attempt with the poll at {runs}, the first after the {backoff} backoff"
+    return f"next attempt at {runs}, after the {backoff} backoff"
+
+
+def _instant(at: Any) -> str:
+    """In the worker's local time, like the log line's own stamp; the date only if not today."""
+    local, today = timezone.localtime(at), timezone.localdate()
+    return local.strftime("%H:%M:%S" if local.date() == today else "%Y-%m-%d %H:%M:%S")
 
 
 def error_text(error: BaseException) -> str:

@@ -28,6 +28,8 @@ from .work import Work
 logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 500
+#: How many records a "fired for" log line names; it counts the rest.
+NAMED_IN_LOG = 10
 #: SQLite has one writer; another writer kept waiting retries after 1, 3, 8, 18, 33, 53,
 #: 78, 103 and 128 ms (SQLite's busy handler: never more than 25 ms apart until 128 ms).
 #: After firing this long without a break the worker pauses longer than those 25 ms, so
@@ -67,7 +69,7 @@ def run_work(
     else:
         fired = _run_actions(model, work, now, db, batch_size)
     _report(model, work, fired)
-    return fired
+    return len(fired)
 
 
 def run_due(
@@ -83,9 +85,9 @@ def run_due(
     """
     now = now or timezone.now()
     db = router.db_for_write(model)
-    fired = dict.fromkeys((work.name for work in works), 0)
+    fired: dict[str, list[Any]] = {work.name: [] for work in works}
     if not probes.any_due(model, now, db):  # the idle tick: one index lookup
-        return fired
+        return dict.fromkeys(fired, 0)
     wanted = {work.name for work in works}
     after, pacer = None, Pacer(db)
     while not stopping.requested():
@@ -103,7 +105,7 @@ def run_due(
             break
     for work in works:
         _report(model, work, fired[work.name])
-    return fired
+    return {name: len(pks) for name, pks in fired.items()}
 
 
 def _due_batch(model: Any, now: datetime, db: str, after: Any, size: int) -> list[Any]:
@@ -136,11 +138,14 @@ def _plan(model: Any, batch: list[Any], now: datetime) -> tuple[dict[Work, list[
     return plan, idle
 
 
-def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str, pacer: Any) -> int:
+def _fire(
+    model: Any, work: Work, records: list[Any], now: datetime, db: str, pacer: Any
+) -> list[Any]:
+    """The keys of the records ``work`` fired for."""
     pks = [record.pk for record in records]
     if work.transition_to is not None:
         return _move_due(model, work, pks, now, db)
-    fired, waiting = 0, []
+    fired, waiting = [], []
     attempts = _attempts(model, work, pks, now, db)
     for pk in pks:
         if stopping.requested():
@@ -150,13 +155,13 @@ def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str, pa
         if retrying.waiting(row, now):
             waiting.append(pk)
         elif engine.fire(model, pk, work, now, db, row):
-            fired += 1
+            fired.append(pk)
     if waiting:  # due again at their retry, not at every poll until then
         deadlines.refresh(model, waiting, db, now)
     return fired
 
 
-def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) -> int:
+def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) -> list[Any]:
     """A transition timeout moves its due records with one UPDATE, each re-checked locked."""
     changes = engine.entry_changes(model.workflow, work.transition_to, now)
     event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
@@ -166,9 +171,9 @@ def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) ->
         locked = claim.select_for_update(skip_locked=True)
         due = [record.pk for record in locked if _is_due(work, record, now)]
         if not due:
-            return 0
+            return []
         rows = model._base_manager.using(db).filter(pk__in=due)
-        return len(engine.move_many(model, rows, changes, event, db))
+        return list(engine.move_many(model, rows, changes, event, db))
 
 
 def fire_one(model: Any, pk: Any, work: Work, now: datetime | None = None) -> bool:
@@ -179,14 +184,21 @@ def fire_one(model: Any, pk: Any, work: Work, now: datetime | None = None) -> bo
     if retrying.waiting(row, now):
         return False
     fired = engine.fire(model, pk, work, now, db, row)
-    _report(model, work, int(fired))
+    _report(model, work, [pk] if fired else [])
     return fired
 
 
-def _report(model: Any, work: Work, fired: int) -> None:
+def _report(model: Any, work: Work, fired: list[Any]) -> None:
+    """The one INFO line of a run that fired: which records, by key."""
     if fired:
-        logger.info("%s: %s fired for %d record(s)", model._meta.label, work.name, fired)
-        work_fired.send(sender=model, work=work.name, count=fired)
+        logger.info("%s: %s fired for %s", model._meta.label, work.name, named(fired))
+        work_fired.send(sender=model, work=work.name, count=len(fired))
+
+
+def named(pks: list[Any], limit: int = NAMED_IN_LOG) -> str:
+    """``#3, #7``; past ``limit`` keys, ``#1, …, #10 and 490 more``."""
+    shown = ", ".join(f"#{pk}" for pk in pks[:limit])
+    return shown if len(pks) <= limit else f"{shown} and {len(pks) - limit} more"
 
 
 def _matching(model: Any, work: Work, now: datetime, db: str, skip: set[Any]) -> Any:
@@ -203,23 +215,23 @@ def _batches(model: Any, work: Work, now: datetime, db: str, batch_size: int, sk
             return
 
 
-def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
-    moved, skip, pacer = 0, set(), Pacer(db)
+def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
+    moved, skip, pacer = [], set(), Pacer(db)
     for pks in _batches(model, work, now, db, batch_size, skip):
         for pk in pks:
             pacer.tick()
             if engine.run_step(model, pk, work.step, now=now) is None:
                 skip.add(pk)
             else:
-                moved += 1
+                moved.append(pk)
     return moved
 
 
-def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
+def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     """Transition timeouts move whole batches with one UPDATE."""
     changes = engine.entry_changes(model.workflow, work.transition_to, now)
     event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
-    fired, skip, pacer = 0, set(), Pacer(db)
+    fired, skip, pacer = [], set(), Pacer(db)
     while not stopping.requested():
         pacer.tick()
         with transaction.atomic(using=db):
@@ -234,7 +246,7 @@ def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size:
                 skip.update(set(claimed) - set(due))
                 rows = model._base_manager.using(db).filter(pk__in=due)
                 moved = engine.move_many(model, rows, changes, event, db) if due else []
-        fired += len(moved)
+        fired.extend(moved)
         if len(claimed) < batch_size:
             break
     return fired
@@ -245,9 +257,9 @@ def _is_due(work: Work, record: Any, now: datetime) -> bool:
     return due is not None and due <= now
 
 
-def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> int:
+def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     """Action timeouts and every: each record in a transaction of its own."""
-    fired, skip, pacer = 0, set(), Pacer(db)
+    fired, skip, pacer = [], set(), Pacer(db)
     for pks in _batches(model, work, now, db, batch_size, skip):
         attempts = _attempts(model, work, pks, now, db)
         for pk in pks:
@@ -258,7 +270,7 @@ def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int
             if retrying.waiting(row, now) or not engine.fire(model, pk, work, now, db, row):
                 skip.add(pk)
             else:
-                fired += 1
+                fired.append(pk)
     return fired
 
 

@@ -86,6 +86,15 @@ def attempt_row(record: Any) -> Any:
     )
 
 
+def next_attempt_at(record: Any, row: Any) -> Any:
+    """When the backing-off automatic step of ``record`` really runs again: with the
+    first poll from its ``retry_at``; ``None`` when it is not waiting for a retry."""
+    if row is None or row.halted or row.retry_at is None:
+        return None
+    work = type(record).workflow.work(f"step:{record.current_step}")
+    return retrying.runs_at(type(record).workflow, work, row.retry_at)
+
+
 def retry_now(record: Any) -> bool:
     """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
     workflow = type(record).workflow

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from croniter import croniter
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
@@ -28,6 +29,7 @@ from .conf import workflow_settings
 from .declaration import Retry
 from .durations import parse_timedelta
 from .errors import TimeLimitExceeded
+from .events import WorkKind
 from .models import WorkAttempt
 
 #: Interruptions in a row after which an attempt counts as failed.
@@ -55,6 +57,35 @@ def backoff(retry: Retry, attempt: int) -> timedelta:
     if retry.backoff == "exponential":
         return timedelta(seconds=attempt**4 + 15)
     return parse_timedelta(retry.backoff)
+
+
+def polled(work: Any) -> bool:
+    """Whether a poll runs ``work``'s next attempt (the precise timeline runs its own)."""
+    return work.kind == WorkKind.STEP or (work.scheduler == "polling" and not work.self_scheduled)
+
+
+def runs_at(workflow: Any, work: Any, retry_at: datetime) -> datetime:
+    """When the attempt allowed from ``retry_at`` really starts, give or take django-q2's
+    30-second look at its Schedules.
+
+    Nothing wakes up at ``retry_at`` itself: an automatic step is queued again by its
+    poll, the first tick of its ``check_interval`` at or after ``retry_at``, and a polled
+    deadline fires with the first poll of any of its model's deadline groups from then.
+    Only the precise timeline fires at the instant.
+    """
+    if not polled(work):
+        return retry_at
+    crons = {work.check_interval}
+    if work.kind != WorkKind.STEP:
+        polls = [w for works in workflow.deadline_works.values() for w in works if polled(w)]
+        crons |= {w.check_interval for w in polls}
+    return min(_first_tick(cron, retry_at) for cron in crons)
+
+
+def _first_tick(cron: str, at: datetime) -> datetime:
+    """The first tick of ``cron`` at or after ``at``, in the zone django-q2 reads crons in."""
+    start = timezone.localtime(at) - timedelta(microseconds=1)  # croniter counts strictly after
+    return croniter(cron, start).get_next(datetime)
 
 
 def holder() -> str:

@@ -78,3 +78,41 @@ Q_CLUSTER = {
 }
 
 STATIC_URL = "static/"
+
+
+def static_file_served(record) -> bool:
+    """Whether a runserver request line is a static file served without a problem."""
+    request_line = str(record.args[0]) if record.args else ""
+    path = request_line.split(" ")[1] if request_line.count(" ") >= 2 else ""
+    return path.startswith(f"/{STATIC_URL}") and getattr(record, "status_code", 500) < 400
+
+
+# `make demo` interleaves the web server's request lines with the worker's: the admin's
+# static files (a dozen per page) are left out, every other request is logged as usual.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {
+        "no_static_files": {
+            "()": "django.utils.log.CallbackFilter",
+            "callback": lambda record: not static_file_served(record),
+        }
+    },
+    "formatters": {
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        }
+    },
+    "handlers": {
+        "django.server": {
+            "class": "logging.StreamHandler",
+            "formatter": "django.server",
+            "filters": ["no_static_files"],
+        }
+    },
+    "loggers": {
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False}
+    },
+}

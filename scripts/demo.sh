@@ -25,12 +25,26 @@ if [ "${1:-}" = reset ]; then
   exit 0
 fi
 
-.venv/bin/python manage.py workflow_worker &
+# Each process's lines carry its name, so the worker's stay readable between requests.
+export PYTHONUNBUFFERED=1
+.venv/bin/python manage.py workflow_worker > >(sed -u 's/^/worker | /') 2>&1 &
 worker=$!
-.venv/bin/python manage.py runserver --noreload "$address" &
+.venv/bin/python manage.py runserver --noreload "$address" > >(sed -u 's/^/web    | /') 2>&1 &
 web=$!
 trap 'kill $worker $web 2>/dev/null || true; wait' EXIT
 trap 'exit 0' INT TERM
-echo "Worker (pid $worker) and web server (pid $web) running at http://$address/admin/."
-echo "Stop both with Ctrl-C."
+# The banner comes last, once the web server answers, so it is not lost in the start-up.
+for _ in $(seq 50); do
+  (exec 3<>"/dev/tcp/${address%:*}/${address##*:}") 2>/dev/null && break
+  sleep 0.2
+done
+cat <<BANNER
+
+  ┌────────────────────────────────────────────────────────────
+  │ Demo running: http://$address/admin/
+  │ Log in as admin / admin
+  │ Stop the web server and the worker with Ctrl-C.
+  └────────────────────────────────────────────────────────────
+
+BANNER
 wait -n

@@ -327,7 +327,7 @@ def test_a_halted_automatic_step_says_why_and_offers_retry_now(admin_client, tim
     page = admin_client.get(change_url(sync))
     attempt = page.context["workflow"]["attempt"]
     assert (attempt["attempts"], attempt["halted"], attempt["retry_url"]) == (1, False, "")
-    assert "next try 2026-06-01 09:00:10" in page.content.decode()
+    assert "next attempt with the worker's poll at 2026-06-01 09:01:00" in page.content.decode()
     time_machine.move_to(datetime(2026, 6, 1, 9, 0, 10, tzinfo=UTC), tick=False)
     run_step(Sync, sync.pk, "pushing")
     page = admin_client.get(change_url(sync))

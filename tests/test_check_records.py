@@ -40,7 +40,7 @@ def test_one_warning_per_model_counts_the_records_per_unknown_step():
     assert warning.id == "django_workflow.W010"
     assert warning.obj is Decision
     assert warning.msg == (
-        "testapp.Decision: records in database 'default' are in steps the declaration "
+        "records in database 'default' are in steps the declaration "
         "no longer has: 'gone_step' (2), 'older_step' (1)."
     )
     assert "RenameStep('testapp.Decision', 'gone_step', new)" in warning.hint
@@ -60,7 +60,7 @@ def test_a_renamed_state_field_is_counted_and_named_in_the_hint():
 def test_check_with_a_database_reports_it():
     strand("gone_step", 3)
     output = check("--database", "default")
-    assert "(django_workflow.W010) testapp.Decision: records in database 'default'" in output
+    assert "testapp.Decision: (django_workflow.W010) records in database 'default'" in output
     assert "'gone_step' (3)" in output
 
 

@@ -5,10 +5,12 @@ from datetime import timedelta
 
 import pytest
 
-from django_workflow import Retry
+from django_workflow import Retry, Step, Timeout
 from django_workflow.engine import error_summary, run_step
 from django_workflow.models import TransitionLog, WorkAttempt
-from django_workflow.retrying import backoff, start_attempt
+from django_workflow.queueing import attempt_row, next_attempt_at
+from django_workflow.retrying import backoff, runs_at, start_attempt
+from django_workflow.schedulers.polling import poll
 from django_workflow.signals import work_failed, work_halted
 from django_workflow.testing import run_due_work
 from tests.moments import T
@@ -207,7 +209,8 @@ def test_a_failed_attempt_is_one_warning_line_with_the_traceback_at_debug(
     [warning] = [r for r in workflow_logs.records if r.levelno == logging.WARNING]
     assert warning.getMessage() == (
         f"testapp.Candidate {pk}: step:screening failed, attempt 1 of 3: "
-        "ValueError: negative resume (next attempt in 30 s)"
+        "ValueError: negative resume (next attempt with the poll at 09:01:00, the first after "
+        "the 30 s backoff)"
     )
     assert warning.name == "django_workflow.engine" and warning.exc_info is None
     [debug] = [r for r in workflow_logs.records if r.levelno == logging.DEBUG]
@@ -220,7 +223,8 @@ def test_a_failed_attempt_is_one_warning_line_with_the_traceback_at_debug(
         screen_at(clock, failing_candidate, timedelta(seconds=offset))
     assert warning_lines(workflow_logs) == [
         f"testapp.Candidate {pk}: step:screening failed, attempt 2 of 3: "
-        "ValueError: negative resume (next attempt in 30 s)",
+        "ValueError: negative resume (next attempt with the poll at 09:01:00, the first after "
+        "the 30 s backoff)",
         f"testapp.Candidate {pk}: step:screening failed, attempt 3 of 3: "
         "ValueError: negative resume (on_error: screening_failed)",
     ]
@@ -234,9 +238,10 @@ def test_a_failed_timeout_action_is_one_warning_line_per_attempt(clock, workflow
         run_due_work()
     prefix = f"testapp.Monitor {monitor.pk}: timeout:monitoring.check failed"
     error = "RuntimeError: check failed"
+    then = "the first after the 300 s backoff"
     assert warning_lines(workflow_logs) == [
-        f"{prefix}, attempt 1 of 3: {error} (next attempt in 300 s)",
-        f"{prefix}, attempt 2 of 3: {error} (next attempt in 300 s)",
+        f"{prefix}, attempt 1 of 3: {error} (next attempt with the poll at 10:05:00, {then})",
+        f"{prefix}, attempt 2 of 3: {error} (next attempt with the poll at 10:10:00, {then})",
         f"{prefix}, attempt 3 of 3: {error} (halted)",
     ]
     assert len([r for r in workflow_logs.records if r.levelno == logging.DEBUG]) == 3
@@ -262,3 +267,65 @@ def test_an_error_summary_is_one_line():
     assert error_summary(ValueError("first\nsecond")) == "ValueError: first"
     assert error_summary(KeyError()) == "KeyError"
     assert len(error_summary(ValueError("x" * 1000))) == len("ValueError: ") + 300
+
+
+# When a retry really runs (docs/worker.md, "Retries and time limits") -----------------
+
+
+def test_a_step_retry_runs_with_the_first_poll_from_its_retry_instant_which_is_announced(
+    clock, workflow_logs
+):
+    clock.move_to(T + timedelta(seconds=5), tick=False)  # entered late in the minute
+    candidate = Candidate.objects.create(resume_words=-5)
+    run_step(Candidate, candidate.pk, "screening")  # fails; retry allowed from 09:00:35
+    announced = next_attempt_at(candidate, attempt_row(candidate))
+    assert announced == T + timedelta(minutes=1)  # the poll of 09:01, not "in 30 s"
+    assert "next attempt with the poll at 09:01:00" in warning_lines(workflow_logs)[0]
+    # The poll of that tick queues it (the test cluster runs it inline), though the record
+    # entered the step less than a minute before: its failed attempt left no task behind.
+    clock.move_to(announced, tick=False)
+    assert poll("testapp.Candidate", ["step:screening"]) == {"step:screening": 1}
+    assert [attempt for attempt, _ in log(candidate, "failed")] == [1, 2]
+
+
+def test_the_poll_before_the_retry_instant_leaves_the_step_alone(clock):
+    candidate = Candidate.objects.create(resume_words=-5)
+    run_step(Candidate, candidate.pk, "screening")  # retry allowed from 09:00:30
+    clock.move_to(T + timedelta(seconds=29), tick=False)
+    assert poll("testapp.Candidate", ["step:screening"]) == {}
+    assert len(log(candidate, "failed")) == 1
+
+
+def test_a_halted_step_announces_no_next_attempt(clock):
+    sync = Sync.objects.create(broken=True)  # Retry(max_attempts=2), no on_error
+    for offset in (0, 60):
+        clock.move_to(T + timedelta(seconds=offset), tick=False)
+        run_step(Sync, sync.pk, "pushing")
+    assert attempt_row(sync).halted and next_attempt_at(sync, attempt_row(sync)) is None
+
+
+def test_an_hourly_poll_runs_the_retry_at_the_next_hour(declare):
+    class Workflow:
+        check_interval = "0 * * * *"
+        working = Step(action="act", on_success="done", retry=Retry(3, backoff="30s"))
+        done = Step()
+
+    model = declare(Workflow, act=lambda self: None)
+    work = model.workflow.work("step:working")
+    assert runs_at(model.workflow, work, T + timedelta(seconds=30)) == T + timedelta(hours=1)
+    assert runs_at(model.workflow, work, T) == T  # a tick itself is "at or after"
+
+
+def test_a_precise_deadline_retries_at_its_instant(declare):
+    class Workflow:
+        scheduler = "precise"
+        waiting = Step(
+            Timeout("ping", fire_after="1m", action="act", retry=Retry(3, backoff="5s")),
+            Timeout("give_up", fire_after="1d", transition_to="done"),
+        )
+        done = Step()
+
+    model = declare(Workflow, act=lambda self: None)
+    work = model.workflow.work("timeout:waiting.ping")
+    at = T + timedelta(seconds=65)
+    assert runs_at(model.workflow, work, at) == at

@@ -112,7 +112,8 @@ def test_once_runs_what_is_due_and_exits(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "fired testapp.Batch:timeout:waiting.expire: 5" in result.stdout
+    named = ", ".join(f"#{pk}" for pk in Batch.objects.order_by("pk").values_list("pk", flat=True))
+    assert f"testapp.Batch: timeout:waiting.expire fired for {named}\n" in result.stdout
     assert Batch.objects.filter(state="expired").count() == 5
 
 

@@ -2,16 +2,25 @@
 
 import io
 import logging
+from datetime import timedelta
 
 import pytest
 from _pytest.logging import LogCaptureHandler
 from django.conf import settings
+from django.core.management import call_command
+from django.utils import timezone
+from django_q.models import OrmQ
 
+from django_workflow.columns import NEXT_DUE_AT
+from django_workflow.firing import named
 from django_workflow.management.commands.workflow_worker import (
     LOG_FORMAT,
     QUEUE_LOGGER,
     configure_logging,
 )
+from django_workflow.models import DeadlineDeclaration
+from django_workflow.schedulers.polling import poll
+from tests.testapp.models import Batch, Proposal, Sync
 
 Q_CLUSTER = {"name": "workflow", "orm": "default"}
 
@@ -117,3 +126,69 @@ def test_loggers_configured_in_logging_are_left_as_configured(loggers, project):
     assert ours.level == logging.ERROR and ours.handlers == []
     assert queue.level == logging.ERROR  # django-q2 had put its Q_CLUSTER level over it
     assert django_q2_own(queue).formatter._fmt != LOG_FORMAT
+
+
+# What a poll logs: one line per work that fired, naming the records -------------------
+
+
+@pytest.fixture
+def info_lines(caplog):
+    caplog.set_level(logging.INFO, logger="django_workflow")
+    return lambda: [r.getMessage() for r in caplog.records if r.name.startswith("django_workflow")]
+
+
+@pytest.mark.django_db
+def test_a_poll_that_fires_is_one_line_naming_the_records(info_lines):
+    batches = Batch.objects.bulk_create([Batch() for _ in range(2)])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    poll("testapp.Batch", [w.name for w in Batch.workflow.works])
+    first, second = sorted(batch.pk for batch in batches)
+    assert info_lines() == [f"testapp.Batch: timeout:waiting.ping fired for #{first}, #{second}"]
+
+
+@pytest.mark.django_db
+def test_the_safety_net_names_the_steps_it_queues_again(info_lines):
+    record = Sync.objects.create()  # no commit captured: its task was never queued
+    Sync.objects.filter(pk=record.pk).update(state_entered_at=timezone.now() - timedelta(minutes=5))
+    OrmQ.objects.all().delete()
+    poll("testapp.Sync", ["step:pushing"])
+    assert info_lines() == [f"testapp.Sync: step:pushing queued again for #{record.pk}"]
+
+
+def test_a_long_list_of_records_names_ten_and_counts_the_rest():
+    assert named([1, 2, 3]) == "#1, #2, #3"
+    assert named(list(range(1, 501))) == ("#1, #2, #3, #4, #5, #6, #7, #8, #9, #10 and 490 more")
+
+
+# What a start says about the stored due instants (docs/deadlines.md) ------------------
+
+
+def start_once(loggers):
+    out = io.StringIO()
+    call_command("workflow_worker", "--once", stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_first_start_with_every_instant_right_says_nothing_about_deadlines(
+    loggers, project, info_lines
+):
+    Proposal.objects.create()
+    DeadlineDeclaration.objects.all().delete()  # no worker ever started
+    assert "deadlines changed" not in start_once(loggers)
+    assert not [line for line in info_lines() if "deadlines changed" in line]
+
+
+@pytest.mark.django_db
+def test_a_changed_declaration_that_moves_instants_says_how_many(loggers, project, info_lines):
+    proposal = Proposal.objects.create()
+    Proposal._base_manager.filter(pk=proposal.pk).update(
+        **{NEXT_DUE_AT: timezone.now() + timedelta(days=99)}
+    )
+    DeadlineDeclaration.objects.update_or_create(
+        model="testapp.Proposal", defaults={"fingerprint": "an older declaration"}
+    )
+    assert "testapp.Proposal: deadlines changed; 1 due instant(s) moved\n" in start_once(loggers)
+    assert "testapp.Proposal: its deadlines changed; computing next_due_at of every record" in (
+        info_lines()
+    )

@@ -15,9 +15,10 @@ Messages = Iterator[checks.CheckMessage]
 
 
 def error(model: Any, message: str, hint: str, code: str) -> checks.Error:
-    """``django_workflow.<code>`` on ``model``; the message starts with the model's label."""
+    """``django_workflow.<code>`` on ``model``. Django names ``obj`` before the message
+    (``expenses.Claim: (django_workflow.E012) step …``), so the message does not."""
     return checks.Error(
-        f"{model._meta.label}: {message}",
+        message,
         hint=hint or None,
         obj=model,
         id=f"django_workflow.{code}",
@@ -26,7 +27,7 @@ def error(model: Any, message: str, hint: str, code: str) -> checks.Error:
 
 def warning(model: Any, message: str, hint: str, code: str) -> checks.Warning:
     return checks.Warning(
-        f"{model._meta.label}: {message}",
+        message,
         hint=hint or None,
         obj=model,
         id=f"django_workflow.{code}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from difflib import get_close_matches
 from typing import Any
 
 from ..compiled import CompiledWorkflow
@@ -12,31 +13,40 @@ from .common import Messages, error, where
 
 def check_references(model: Any, workflow: CompiledWorkflow) -> Messages:
     """E012: a step name used anywhere is declared."""
+    for place, target in _undeclared(workflow):
+        yield error(
+            model,
+            f"{place} names step {target!r}, which is not declared.",
+            _suggestion(target, workflow) + f"Declared steps: {', '.join(workflow.steps)}.",
+            "E012",
+        )
+
+
+def _undeclared(workflow: CompiledWorkflow) -> Iterator[tuple[str, Any]]:
+    """(place, name) for every step name used but not declared."""
     for name, step in workflow.steps.items():
         for entity, target in _targets(step):
             if target not in workflow.steps:
-                yield error(
-                    model,
-                    f"{where(name, entity)} names step {target!r}, which is not declared.",
-                    f"Declared steps: {', '.join(workflow.steps)}.",
-                    "E012",
-                )
+                yield where(name, entity), target
     for transition in workflow.from_any_step:
         for target in transition.targets:
             if target not in workflow.steps:
-                yield error(
-                    model,
-                    f"from_any_step, transition {transition.name!r} names step {target!r}, "
-                    "which is not declared.",
-                    f"Declared steps: {', '.join(workflow.steps)}.",
-                    "E012",
-                )
+                yield f"from_any_step, transition {transition.name!r}", target
+
+
+def _suggestion(target: Any, workflow: CompiledWorkflow) -> str:
+    close = get_close_matches(str(target), list(workflow.steps), n=1)
+    return f"Did you mean {close[0]!r}? " if close else ""
 
 
 def check_reachable(model: Any, workflow: CompiledWorkflow) -> Messages:
-    """E013: every step can be reached from the initial step."""
+    """E013: every step can be reached from the initial step.
+
+    Silent while E012 reports a name that is not declared: a misspelt target is
+    one mistake, and the step it meant would otherwise be reported unreachable too.
+    """
     start = workflow.initial_step
-    if start is None:
+    if start is None or next(_undeclared(workflow), None) is not None:
         return
     reached = _reached_from(workflow, start)
     for name in workflow.steps:

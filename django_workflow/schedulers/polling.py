@@ -29,7 +29,7 @@ from django.utils import timezone
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
 from ..events import WorkKind
-from ..firing import run_due
+from ..firing import named, run_due
 from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler
@@ -154,10 +154,7 @@ def poll(model_label: str, work_names: list[str], now: datetime | None = None) -
         fired = {work.name: queue_waiting_steps(model, work, now, db) for work in waiting}
     if deadlines:
         fired.update(run_due(model, deadlines, now=now))
-    fired = {name: count for name, count in fired.items() if count}
-    if fired:
-        logger.info("poll %s: %s", model_label, ", ".join(f"{k}={v}" for k, v in fired.items()))
-    return fired
+    return {name: count for name, count in fired.items() if count}
 
 
 @cache
@@ -176,17 +173,24 @@ def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, list[Wo
 def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:
     """Queue up to ``limit`` records that waited in an automatic step past the grace with
     no attempt running, backing off or halted: the query leaves those out, so however
-    many records are halted, the ones that need queueing are reached."""
-    busy = retrying.rows(model, db).filter(
-        Q(halted=True) | Q(retry_at__gt=now) | Q(running_since__isnull=False, alive_until__gt=now),
+    many records are halted, the ones that need queueing are reached. A record whose
+    retry is due is queued at the first poll from its ``retry_at`` (what the admin and
+    the log announce), grace or not: its failed attempt left no task in flight."""
+    attempts = retrying.rows(model, db).filter(
         work=work.name,
         object_id=Cast(OuterRef("pk"), CharField()),
         round_key=OuterRef(STATE_ENTERED_AT),
     )
+    busy = attempts.filter(
+        Q(halted=True) | Q(retry_at__gt=now) | Q(running_since__isnull=False, alive_until__gt=now)
+    )
+    retry_due = attempts.filter(retry_at__lte=now, running_since__isnull=True, halted=False)
     rows = probes.matching(model, work, now, db).filter(
-        **{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}
+        Q(**{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}) | Exists(retry_due)
     )
     waiting = list(rows.exclude(Exists(busy)).values_list("pk", flat=True)[:limit])
+    if waiting:
+        logger.info("%s: %s queued again for %s", model._meta.label, work.name, named(waiting))
     for pk in waiting:
         enqueue_step(model._meta.label, pk, work.step, work.queue)
     return len(waiting)

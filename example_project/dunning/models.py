@@ -1,8 +1,20 @@
 """Subscription dunning: a grace period ending on a date of the record, then escalation."""
 
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
+
+
+def grace_must_end_later(value):
+    """A grace period that already ended would send the record to dunning at the next poll."""
+    if value is not None and value <= timezone.now():
+        raise ValidationError(
+            "The grace period must end in the future: %(value)s has passed.",
+            code="grace_in_the_past",
+            params={"value": timezone.localtime(value).strftime("%Y-%m-%d %H:%M %Z")},
+        )
 
 
 class Subscription(WorkflowModel):

@@ -29,6 +29,10 @@ class Candidate(WorkflowModel):
     offer_sent_at = models.DateTimeField(null=True, blank=True)
     reminders_sent = models.IntegerField(default=0)
     nudges_sent = models.IntegerField(default=0)
+    #: For the demo: booking fails, and the automatic step without on_error halts.
+    calendar_down = models.BooleanField(
+        default=False, help_text="Booking the interview fails while this is ticked."
+    )
 
     class Workflow:
         log = True
@@ -82,6 +86,8 @@ class Candidate(WorkflowModel):
         self.score = sum(keyword in words for keyword in KEYWORDS)
 
     def book_interview(self) -> None:
+        if self.calendar_down:
+            raise ConnectionError("the interview calendar did not answer")
         self.interview_at = timezone.now() + timedelta(days=2)
 
     def nudge_hiring_manager(self) -> None:

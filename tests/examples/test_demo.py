@@ -8,11 +8,14 @@ from datetime import timedelta
 from itertools import pairwise
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
-from django_workflow.models import TransitionLog
+from django_workflow.models import TransitionLog, WorkAttempt
 from example_project.hiring.management.commands.seed_demo import MODELS, WORKER_STOPPED
+from example_project.hiring.models import Candidate
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +32,7 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     each_record_is_where_its_history_leads()
     people_moved_records_in_the_past_and_deadlines_fired_there()
     each_app_has_a_deadline_already_due_for_the_worker()
+    a_halted_record_shows_its_panel_with_retry_now()
     assert "Already due, for the worker to fire as it starts (10):" in seeded
     assert seeded.rstrip().endswith("Log in at http://demo.example:9000/admin/ as admin / admin")
 
@@ -36,7 +40,7 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     again = seed()
     assert [model.objects.count() for model in MODELS] == counts
     assert TransitionLog.objects.count() == rows
-    assert "Demo data already present (7 hiring.Candidate, " in again
+    assert "Demo data already present (8 hiring.Candidate, " in again
     assert "nothing seeded" in again
 
 
@@ -82,3 +86,14 @@ def each_app_has_a_deadline_already_due_for_the_worker():
             if now - WORKER_STOPPED < deadline.due_at <= now
         ]
         assert due, model
+
+
+def a_halted_record_shows_its_panel_with_retry_now():
+    [halted] = WorkAttempt.objects.filter(halted=True)
+    candidate = Candidate.objects.get(pk=halted.object_id)
+    assert (candidate.name, candidate.current_step) == ("Edsger Example", "scheduling")
+    assert halted.last_error == "ConnectionError: the interview calendar did not answer"
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="admin"))
+    page = client.get(f"/admin/hiring/candidate/{candidate.pk}/change/").content.decode()
+    assert "Halted after 1 attempt(s)" in page and ">Retry now</button>" in page

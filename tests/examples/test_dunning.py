@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from example_project.dunning.models import Subscription
+from tests.examples.conftest import T
 
 
 def fresh(subscription):
@@ -47,3 +48,38 @@ def test_paying_during_dunning_reactivates(clock):
     assert fresh(subscription).state == "dunning"
     fresh(subscription).pay()
     assert fresh(subscription).state == "active"
+
+
+def payment_failed_in_the_admin(client, subscription, grace_ends_at):
+    url = f"/admin/dunning/subscription/{subscription.pk}/workflow/payment_failed/"
+    date, time = grace_ends_at.split(" ")
+    return client.post(url, {"grace_ends_at_0": date, "grace_ends_at_1": time})
+
+
+def test_the_admin_refuses_a_grace_that_already_ended_and_changes_nothing(clock, admin_client):
+    subscription = Subscription.objects.create(customer="ACME")
+    page = payment_failed_in_the_admin(admin_client, subscription, "2020-01-15 12:00:00")
+    assert page.status_code == 200  # the form again, with the error
+    assert "The grace period must end in the future: 2020-01-15 12:00 UTC has passed." in (
+        page.content.decode()
+    )
+    stored = fresh(subscription)
+    assert (stored.state, stored.grace_ends_at) == ("active", None)
+
+
+def test_the_admin_accepts_a_grace_ending_later(clock, admin_client):
+    subscription = Subscription.objects.create(customer="ACME")
+    page = payment_failed_in_the_admin(admin_client, subscription, "2026-06-06 12:00:00")
+    assert page.status_code == 302
+    assert fresh(subscription).state == "grace"
+
+
+def test_a_record_whose_grace_has_passed_can_still_be_edited(clock, admin_client):
+    subscription = failed_payment(clock, grace=timedelta(days=1))
+    clock.after(timedelta(days=2))
+    url = f"/admin/dunning/subscription/{subscription.pk}/change/"
+    grace = {"grace_ends_at_0": "2026-06-02", "grace_ends_at_1": "09:00:00"}  # passed
+    fields = {"customer": "ACME Ltd", "dunning_emails": 0, "final_notices": 0, **grace}
+    page = admin_client.post(url, fields)
+    assert page.status_code == 302 and fresh(subscription).customer == "ACME Ltd"
+    assert fresh(subscription).grace_ends_at == T + timedelta(days=1)

@@ -53,11 +53,10 @@ class Command(BaseCommand):
         works = all_works()
         self._summary(works)
         for label, count in catch_up(workflow_models()).items():
-            self.stdout.write(f"{label}: deadlines changed; {count} due instant(s) moved")
+            if count:  # a first start usually finds every instant already right
+                self.stdout.write(f"{label}: deadlines changed; {count} due instant(s) moved")
         if options["once"]:
-            fired = run_due_work()
-            for name, count in fired.items():
-                self.stdout.write(f"fired {name}: {count}")
+            fired = run_due_work()  # each firing is logged with the records it fired for
             self.stdout.write(f"done: {sum(fired.values())} fired")
             return
         counts = PollingScheduler().sync(works)

@@ -9,8 +9,9 @@ writes a workflow column directly, so the history never contradicts the step.
 The simulated worker stops ``WORKER_STOPPED`` before the present, as if the
 demo's worker had been down since: the deadlines that fell due since then
 are already due when ``workflow_worker`` starts, in every app, on every
-``check_interval``. A few records are created in the present instead, for
-the worker to run their automatic steps live (one of them fails three times).
+``check_interval``. One candidate's booking halted, for the admin's "Retry
+now". A few records are created in the present instead, for the worker to
+run their automatic steps live (one of them fails three times).
 
 Seeding is idempotent: when any example record exists nothing is seeded
 (``make demo-reset`` starts from an empty database).
@@ -135,6 +136,11 @@ def the_past(story: Story) -> None:
     offered = story.record(Candidate, 5 * DAY, name="Katherine Example", resume="python sql review")
     offered.then(2 * DAY + 90 * MINUTE, "make_offer")  # its reminder is due 90 minutes ago
     story.record(Candidate, 4 * DAY, name="Margaret Example", resume="python testing design")
+    # Booking failed and, with no on_error, halted: the panel's "Retry now" (untick
+    # "calendar down" first, or it fails again).
+    story.record(
+        Candidate, 3 * DAY, name="Edsger Example", resume="python review design", calendar_down=True
+    )
     # Booked 2 days (less 5 minutes) ago: the interview is 5 minutes into the demo.
     story.record(
         Candidate, 2 * DAY - 5 * MINUTE, name="Barbara Example", resume="django testing review"
