@@ -59,6 +59,10 @@ class Transition:
     label: Any
     when: Any
     action: str | None
+    #: The log row's comment when neither the caller nor the action gives one.
+    comment: str
+    #: Arbitrary data of the project's, read back from the declaration.
+    custom: Any
 
     def __init__(
         self,
@@ -70,6 +74,8 @@ class Transition:
         label: Any = None,
         when: Any = None,
         action: str | None = None,
+        comment: str = "",
+        custom: Any = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
@@ -79,6 +85,8 @@ class Transition:
         object.__setattr__(self, "label", label)
         object.__setattr__(self, "when", when)
         object.__setattr__(self, "action", action)
+        object.__setattr__(self, "comment", comment)
+        object.__setattr__(self, "custom", {} if custom is None else custom)
 
     @property
     def title(self) -> Any:
