@@ -60,6 +60,10 @@ class Transition:
     when: Any
     action: str | None
     unmet: Any
+    #: The log row's comment when neither the caller nor the action gives one.
+    comment: str
+    #: Arbitrary data of the project's, read back from the declaration.
+    custom: Any
 
     def __init__(
         self,
@@ -72,6 +76,8 @@ class Transition:
         when: Any = None,
         action: str | None = None,
         unmet: Any = None,
+        comment: str = "",
+        custom: Any = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
@@ -83,6 +89,8 @@ class Transition:
         object.__setattr__(self, "action", action)
         #: What people read when ``when`` does not hold (lazy translation strings allowed).
         object.__setattr__(self, "unmet", unmet)
+        object.__setattr__(self, "comment", comment)
+        object.__setattr__(self, "custom", {} if custom is None else custom)
 
     @property
     def title(self) -> Any:

@@ -160,9 +160,13 @@ def _move_with_action(
             raise StaleRecord(record, tuple(guard))
         for name, value in accepted.items():
             setattr(record, name, value)
-        getattr(record, action)()
-        record.save()
-        move(record, guard, changes, event)
+        said = getattr(record, action)()
+        if not event.comment and isinstance(said, str):  # the action's word for the log
+            event = replace(event, comment=said)
+        # The guard held under the lock, before the action: the action may change
+        # what ``when`` and the routes read, so only the step is checked again.
+        step = model.workflow.state_attribute
+        move(record, {step: guard[step]}, {**saved_by(record), **changes}, event)
     return record
 
 
@@ -179,19 +183,60 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     model = type(record)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: deadlines.entering(record, changes)}
-    signals = _save_signals(model)
     with transaction.atomic(using=db):
-        if signals:
-            _pre_save(model, _with_values(record, changes), changes, db)
         event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
-        if not rows.update(**changes):
+        if not write(rows, changes, db):
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
-        if signals:
-            _post_save(model, record, changes, db)
         _after_change(record, event, db)
     return record
+
+
+def write(rows: Any, changes: dict[str, Any], db: str) -> int:
+    """``UPDATE`` the row ``rows`` selects with ``changes``, between one ``pre_save`` and
+    one ``post_save`` naming every column written (unless ``Workflow.save_signals`` is off).
+
+    Both signals carry an instance holding exactly the written row: the stored row
+    with ``changes`` applied, never the caller's instance and its unsaved edits.
+    """
+    model = rows.model
+    if not _save_signals(model):
+        return rows.update(**changes)
+    written = rows.first()
+    if written is None:
+        return 0
+    for name, value in changes.items():
+        setattr(written, name, value)
+    _pre_save(model, written, changes, db)
+    count = rows.update(**changes)
+    if count:
+        _post_save(model, written, changes, db)
+    return count
+
+
+#: Set on an instance while the engine saves it: ``save()`` collects what it would write here.
+COLLECTING = "_workflow_collecting"
+
+
+def saved_by(record: Any) -> dict[str, Any]:
+    """What ``record.save()`` would write (the model's own ``save()`` runs), unwritten:
+    the engine writes it with the step change, in one ``UPDATE`` and one signal pair."""
+    record.__dict__[COLLECTING] = collected = {}
+    try:
+        record.save()
+    finally:
+        record.__dict__.pop(COLLECTING, None)
+    return collected
+
+
+def _prepared(record: Any, names: Iterable[str]) -> dict[str, Any]:
+    """The values a save writes for the fields ``names`` (``auto_now`` applied)."""
+    values = {}
+    for name in names:
+        field = record._meta.get_field(name)
+        values[field.attname] = field.pre_save(record, False)
+    return values
 
 
 def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db: str) -> list[Any]:
@@ -313,6 +358,10 @@ def save_record(
         else:
             guarded[NEXT_DUE_AT] = due[0]
     fields = [*_own_fields(record, fields), *granted]
+    collecting = record.__dict__.get(COLLECTING)
+    if collecting is not None:  # the engine writes it (``saved_by``)
+        collecting.update({**_prepared(record, fields), **guarded})
+        return
     with transaction.atomic(using=db, savepoint=False):  # a firing's transaction is enough
         if fields:
             save(*args, update_fields=fields, **kwargs)
@@ -429,11 +478,12 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
             target = choose_route(workflow.steps[step].routes, record, db)
             if target is None:
                 raise NoRouteMatched(record, work.action, step)
-            record.save()
+            saved = saved_by(record)
             retrying.forget(model, pk, work, db)
             guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
             event = Event(step, target, work.action, Trigger.AUTOMATIC, attempt=attempt)
-            move(record, guard, entry_changes(workflow, target, timezone.now()), event)
+            changes = {**saved, **entry_changes(workflow, target, timezone.now())}
+            move(record, guard, changes, event)
         return target
     except ACTION_FAILURES as error:
         return _fail_attempt(rows, pk, work, attempt, error, db)
@@ -612,7 +662,10 @@ def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) 
         apply(record, written)
         return
     setattr(record, GRANTED, list(written))
-    record.save()
+    changes = saved_by(record)
+    db = database(record)
+    write(model._base_manager.using(db).filter(pk=record.pk), changes, db)
+    apply(record, changes)
 
 
 def _values(record: Any, like: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -745,6 +798,14 @@ def _announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None
         transaction.on_commit(follow_up, using=db)
 
 
+def _declared_comment(model: Any, event: Event) -> str:
+    """``Transition(comment=...)``: a manual move's comment when nobody gave one."""
+    if event.trigger != Trigger.MANUAL:
+        return ""
+    declared = model.workflow.transition(event.from_state, event.name)
+    return getattr(declared, "comment", "") or ""
+
+
 def _log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
     actor, error = event.actor, event.error
     return TransitionLog(
@@ -759,7 +820,7 @@ def _log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
         attempt=event.attempt,
         error="" if error is None else error_text(error),
         reverses=event.reverses,
-        comment=event.comment or "",
+        comment=event.comment or _declared_comment(model, event),
         data=event.data,
         from_state_entered_at=event.from_state_entered_at,
     )

@@ -16,13 +16,15 @@ from django.db.models.sql.constants import SINGLE
 
 
 def lookups(condition: Q) -> set[str]:
-    """Every lookup path a ``Q`` names: ``sponsor__name__iexact``."""
+    """Every lookup path a ``Q`` names, compared values included: ``sponsor__name__iexact``,
+    and ``limit`` of ``amount__gte=F("limit")``."""
     found: set[str] = set()
     for child in condition.children:
         if isinstance(child, Q):
             found |= lookups(child)
         elif isinstance(child, tuple):
             found.add(child[0])
+            found |= referenced(child[1])
     return found
 
 

@@ -86,17 +86,18 @@ def edges(workflow: Any) -> list[Edge]:
 def mermaid(workflow: Any) -> str:
     """A Mermaid state diagram.
 
-    Each step is declared as ``state "name" as <id>`` and edges join the ids,
+    Each step is declared as ``state "label" as <id>`` and edges join the ids,
     so a step named after a Mermaid keyword (``end``, ``note``, ``state``, …)
-    stays a step.
+    stays a step. Steps and edges read as their labels, as in the dot output.
     """
     ids = mermaid_ids(workflow.steps)
     lines = ["stateDiagram-v2"]
-    lines += [f'    state "{_mermaid_text(name)}" as {ids[name]}' for name in workflow.steps]
+    for name in workflow.steps:  # labelled as people read them, like the dot output
+        lines.append(f'    state "{_mermaid_text(workflow.step_label(name))}" as {ids[name]}')
     if workflow.initial_step is not None:
         lines.append(f"    [*] --> {ids[workflow.initial_step]}")
     for edge in edges(workflow):
-        label = f": {_mermaid_text(edge.label)}" if edge.label else ""
+        label = f": {_mermaid_text(edge.text)}" if edge.text else ""
         lines.append(f"    {ids[edge.source]} --> {ids[edge.target]}{label}")
     for name, step in workflow.steps.items():
         if step.is_terminal:

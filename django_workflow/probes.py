@@ -49,11 +49,18 @@ def locked(model: Any, pk: Any, db: str) -> Any:
     key = (model, "locked", db)
     if key not in _compiled:
         rows = model._base_manager.db_manager(db).select_for_update(skip_locked=True)
-        sql, _params = rows.filter(pk=0).query.sql_with_params()
-        _compiled[key] = (sql, [])
+        _compiled[key] = (_compiled_for(rows.filter(pk=0), db), [])
     connection = connections[db]
     value = model._meta.pk.get_db_prep_value(model._meta.pk.to_python(pk), connection)
     return next(iter(model._base_manager.db_manager(db).raw(_compiled[key][0], [value])), None)
+
+
+def _compiled_for(rows: Any, db: str) -> str:
+    """The SQL of ``rows`` for the database ``db`` (``Query.sql_with_params`` compiles for
+    ``default``, whose backend may lack ``FOR UPDATE SKIP LOCKED``, or refuse it outside
+    of its own transaction)."""
+    sql, _params = rows.query.get_compiler(using=db).as_sql()
+    return sql
 
 
 def any_due(model: Any, now: datetime, db: str) -> bool:
@@ -64,8 +71,7 @@ def any_due(model: Any, now: datetime, db: str) -> bool:
         rows = model._base_manager.db_manager(db).filter(**{f"{NEXT_DUE_AT}__lte": _SENTINEL})
         # Ordered by the index's column: once PostgreSQL plans the prepared statement
         # generically, an unordered LIMIT 1 became a full scan of the table.
-        sql, _params = rows.order_by(NEXT_DUE_AT).values("pk")[:1].query.sql_with_params()
-        _compiled[key] = (sql, [])
+        _compiled[key] = (_compiled_for(rows.order_by(NEXT_DUE_AT).values("pk")[:1], db), [])
     connection = connections[db]
     value = connection.ops.adapt_datetimefield_value(now)
     with connection.cursor() as cursor:
@@ -90,6 +96,8 @@ def _prepared(connection: Any, sql: str, params: list[Any]) -> tuple[str, list[A
     """``EXECUTE`` a statement prepared once per PostgreSQL session, or the SQL itself."""
     if connection.vendor != "postgresql" or not workflow_settings.PREPARE_POLLS:
         return sql, params
+    if server_side_binding(connection):  # psycopg prepares repeated statements itself
+        return sql, params
     prepared = _prepared_by_session.setdefault(connection.connection, set())
     name = "workflow_probe_" + hashlib.sha1(sql.encode(), usedforsecurity=False).hexdigest()[:20]
     if name not in prepared:
@@ -99,6 +107,13 @@ def _prepared(connection: Any, sql: str, params: list[Any]) -> tuple[str, list[A
             cursor.execute(f"PREPARE {name} AS {body}".replace("%", "%%"))
         prepared.add(name)
     return f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params
+
+
+def server_side_binding(connection: Any) -> bool:
+    """Whether the connection binds parameters on the server (psycopg 3's
+    ``OPTIONS={"server_side_binding": True}``): a ``PREPARE`` sent through it reads its
+    own ``$1`` as a parameter of the statement sending it, and fails."""
+    return bool(connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"))
 
 
 # The statements prepared in each open database session (a new session starts empty).

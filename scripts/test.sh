@@ -68,6 +68,13 @@ for venv in .venv .venv-py312; do
   done
 done
 
+# Workflow models on a second PostgreSQL database, beside SQLite and beside PostgreSQL.
+for database in sqlite postgres; do
+  echo "==> workflow models on a second database, default on $database"
+  WORKFLOW_TEST_DB=$database DJANGO_SETTINGS_MODULE=tests.settings_databases \
+    .venv/bin/pytest -q tests/test_engine_paths.py tests/test_several_databases.py
+done
+
 # django-q2's Redis broker keeps no receipts: a task killed there is gone, so the
 # stop-and-crash tests run again on it, where only the workflow's recovery helps.
 for database in sqlite postgres; do

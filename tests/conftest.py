@@ -1,9 +1,12 @@
 from types import SimpleNamespace
 
 import pytest
+from django.conf import settings
+from django.db import router
 from django.test.utils import isolate_apps
 
 from django_workflow import WorkflowModel
+from django_workflow.models import TransitionLog
 from tests.moments import T
 
 
@@ -17,10 +20,26 @@ def outsider():
     return SimpleNamespace(role="intern")
 
 
+def pytest_collection_modifyitems(items):
+    """With a second database (tests/settings_databases.py), database tests may use both."""
+    if len(settings.DATABASES) == 1:
+        return
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        if marker is not None and "databases" not in marker.kwargs:
+            wider = pytest.mark.django_db(*marker.args, **marker.kwargs, databases="__all__")
+            item.add_marker(wider, append=False)
+
+
+def workflow_database() -> str:
+    """The database workflow records live on: ``default`` unless a router says otherwise."""
+    return router.db_for_write(TransitionLog)
+
+
 @pytest.fixture
 def committed(django_capture_on_commit_callbacks):
     """Run the block's on-commit callbacks (signals, automatic steps) as a commit would."""
-    return lambda: django_capture_on_commit_callbacks(execute=True)
+    return lambda: django_capture_on_commit_callbacks(using=workflow_database(), execute=True)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ queued automatic step is seen queued, not run inline.
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection, connections, router, transaction
 from django.db.models.signals import post_save
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -171,7 +171,7 @@ def test_receivers_see_the_new_step_outside_any_transaction(changes):
 @pytest.mark.django_db(transaction=True)
 def test_receivers_see_the_new_step_after_an_outer_transaction_commits(changes):
     order = Order.objects.create()
-    with queued_on_the_broker, transaction.atomic():
+    with queued_on_the_broker, transaction.atomic(using=router.db_for_write(Order)):
         order.place()
         assert changes[-1:] == [("initial", "draft", "draft")]  # nothing sent before commit
     assert changes[-1] == ("manual", "charge", "charge")
@@ -226,7 +226,7 @@ def test_on_sqlite_a_firing_worker_pauses_for_other_writers(monkeypatch):
 def test_an_action_that_changes_no_field_fires_with_one_narrow_update(clock):
     batch = Batch.objects.create()
     clock.move_to(T + timedelta(days=1, minutes=1))
-    with CaptureQueriesContext(connection) as seen:
+    with CaptureQueriesContext(connections[router.db_for_write(Batch)]) as seen:
         assert run_work(Batch, "timeout:waiting.ping") == 1
     table = Batch._meta.db_table
     updates = [q["sql"] for q in seen.captured_queries if q["sql"].startswith(f'UPDATE "{table}"')]

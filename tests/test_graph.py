@@ -14,22 +14,22 @@ from django_workflow.compiled import compile_workflow
 from tests.testapp.models import Decision, Proposal
 
 DECISION_MERMAID = """stateDiagram-v2
-    state "pending" as s_pending
-    state "checking" as s_checking
-    state "approved" as s_approved
-    state "rejected" as s_rejected
-    state "held" as s_held
+    state "Pending" as s_pending
+    state "Checking" as s_checking
+    state "Approved" as s_approved
+    state "Rejected" as s_rejected
+    state "On hold" as s_held
     [*] --> s_pending
-    s_pending --> s_checking: approve
-    s_pending --> s_rejected: reject
-    s_pending --> s_held: hold
+    s_pending --> s_checking: Approve
+    s_pending --> s_rejected: Reject
+    s_pending --> s_held: Put on hold
     s_checking --> s_approved
-    s_rejected --> s_pending: reopen
-    s_held --> s_pending: release
+    s_rejected --> s_pending: Reopen
+    s_held --> s_pending: Release
     s_approved --> [*]"""
 
 
-def test_mermaid_lists_every_step_every_edge_and_the_ends():
+def test_mermaid_lists_every_step_every_edge_and_the_ends_by_their_labels():
     assert graph.mermaid(Decision.workflow) == DECISION_MERMAID
 
 
@@ -44,12 +44,12 @@ class MermaidKeywords:
 
 def test_mermaid_keeps_steps_named_after_its_keywords_apart_from_the_keywords():
     text = graph.mermaid(compile_workflow(None, MermaidKeywords))
-    assert 'state "end" as s_end' in text
-    assert 'state "note" as s_note' in text
+    assert 'state "End" as s_end' in text
+    assert 'state "Note" as s_note' in text
     assert "[*] --> s_end" in text
-    assert "s_end --> s_note: note" in text
-    assert "s_note --> s_end: end" in text
-    assert "s_note --> s_click: t" in text
+    assert "s_end --> s_note: Note" in text
+    assert "s_note --> s_end: End" in text
+    assert "s_note --> s_click: T" in text
     assert "s_classDef --> [*]" in text
 
 
@@ -86,8 +86,8 @@ def test_mermaid_ids_never_collide_and_labels_escape_quotes_and_semicolons():
     ids = graph.mermaid_ids(workflow.steps)
     assert ids == {"s_a": "s_s_a", "a": "s_a", "é": "s2", "x y": "s3"}
     text = graph.mermaid(workflow)
-    assert 'state "x y" as s3' in text
-    assert "s_a --> s2: say #quot;hi#quot;#59; #35;1" in text
+    assert 'state "X y" as s3' in text
+    assert "s_a --> s2: Say #quot;hi#quot;#59; #35;1" in text
 
 
 def test_mermaid_draws_no_start_when_no_step_can_start():
@@ -95,7 +95,7 @@ def test_mermaid_draws_no_start_when_no_step_can_start():
     text = graph.mermaid(compile_workflow(None, declaration))
     assert text.splitlines() == [
         "stateDiagram-v2",
-        '    state "done" as s_done',
+        '    state "Done" as s_done',
         "    s_done --> [*]",
     ]
 

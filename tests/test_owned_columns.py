@@ -10,7 +10,7 @@ from django_workflow import DirectStepChange
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from tests.moments import T
-from tests.testapp.models import PROPOSAL_SAVES, Order, Proposal
+from tests.testapp.models import PROPOSAL_SAVES, Decision, Order, Proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +64,14 @@ def test_a_new_instance_with_the_key_of_an_existing_record_does_not_overwrite_it
     assert (
         TransitionLog.objects.filter(object_id=str(order.pk), triggered_by="initial").count() == 1
     )
+
+
+def test_a_new_instance_with_the_auto_key_of_an_existing_record_does_not_rewind_it():
+    decision = Decision.objects.create()
+    decision.reject()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Decision(pk=decision.pk).save()  # Django alone would UPDATE the row it names
+    assert Decision.objects.get(pk=decision.pk).state == "rejected"
 
 
 def test_a_copy_saved_with_no_key_is_a_new_record_in_the_initial_step():

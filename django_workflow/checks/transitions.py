@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from django.db.models import Q
@@ -35,7 +36,10 @@ def _check_when(
     ``unmet`` is text, given with a ``when``."""
     when = transition.when
     yield from _check_unmet(model, place, transition)
-    if when is None or callable(when):
+    if callable(when) and not isinstance(when, Q):
+        yield from _check_arity(model, place, when, "E032")
+        return
+    if when is None:
         return
     if not isinstance(when, Q):
         yield error(
@@ -75,6 +79,21 @@ def _check_unmet(model: Any, place: str, transition: Transition) -> Messages:
             'Give `unmet` a sentence, e.g. unmet="Attach the receipt first."',
             "E032",
         )
+
+
+def _check_arity(model: Any, place: str, when: Any, code: str) -> Messages:
+    """A callable ``when`` is called with the record alone."""
+    try:
+        inspect.signature(when).bind(object())
+    except TypeError:
+        yield error(
+            model,
+            f"{place}: when={when!r} cannot be called with the record alone.",
+            "Write a callable taking one argument, the record: lambda record: record.amount < 50.",
+            code,
+        )
+    except ValueError:  # no signature to read (some builtins): called as given
+        return
 
 
 def check_own_fields(model: Any, place: str, condition: Q) -> Messages:
@@ -125,6 +144,10 @@ def check_routes(model: Any, step: str, entity: str, routes: tuple[Any, ...]) ->
     for route in routes:
         if isinstance(route, Route) and isinstance(route.when, Q):
             yield from check_own_fields(model, where(step, entity), route.when)
+        elif isinstance(route, Route) and callable(route.when):
+            yield from _check_arity(
+                model, f"{where(step, entity)}, Route({route.to!r})", route.when, "E019"
+            )
         if not isinstance(route, Route):
             yield error(model, f"{where(step, entity)}: {route!r} is not a Route.", "", "E019")
         elif route.when is not None and not (isinstance(route.when, Q) or callable(route.when)):

@@ -801,3 +801,66 @@ class Voyage(WorkflowModel):
 
         sailing = Step(Transition("dock", to="docked"))
         docked = Step()
+
+
+class Clearance(WorkflowModel):
+    """Actions that write what their ``when`` and routes read, conditions comparing two
+    of the record's own fields, comments and custom data; audited by simple-history."""
+
+    holder = models.CharField(max_length=50, blank=True)
+    checked = models.BooleanField(default=False)
+    amount = models.IntegerField(default=0)
+    limit = models.IntegerField(default=0)
+    ticks = models.IntegerField(default=0)
+    audit = HistoricalRecords()
+
+    class Workflow:
+        log = True
+
+        draft = Step(
+            Transition(
+                "inspect",
+                Route("large", when=Q(checked=False, amount__gte=100)),
+                Route("small"),
+                when=Q(checked=False),
+                action="mark",
+                comment="checked by the clerk",
+                custom={"colour": "green", "sla_hours": 4},
+            ),
+            Transition("escalate", to="large", when=Q(amount__gte=F("limit"))),
+            Transition("annotate", to="draft", action="explain", comment="unexplained"),
+            Transition("reject", to="rejected"),
+            Transition("verify", to="verifying"),
+            Timeout("tick", fire_after="1d", action="tick"),
+        )
+        verifying = Step(action="mark", on_success="small")
+        large = Step()
+        small = Step()
+        rejected = Step()
+
+    def mark(self):
+        self.checked = True
+
+    def explain(self):
+        return f"explained for {self.holder}"
+
+    def tick(self):
+        self.ticks += 1
+
+
+class Hush(WorkflowModel):
+    """``save_signals = False`` with an action timeout whose action writes a field."""
+
+    ticks = models.IntegerField(default=0)
+
+    class Workflow:
+        save_signals = False
+
+        waiting = Step(
+            Transition("go", to="gone", action="tick"),
+            Timeout("tick", fire_after="1d", action="tick"),
+        )
+        gone = Step()
+
+    def tick(self):
+        self.ticks += 1
