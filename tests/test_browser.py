@@ -292,6 +292,9 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
                 assert element.is_displayed(), (name, part)
                 box = self.driver.execute_script(SHOWN_IN, element)
                 assert box["left"] >= 0 and box["right"] <= PHONE, (name, part, box)
+            current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")
+            seen = self.driver.execute_script(IN_VIEW, current)  # the box scrolled to it
+            assert seen["box_left"] <= seen["left"] and seen["right"] <= seen["box_right"], seen
 
     def test_link_buttons_are_the_size_of_the_buttons_that_post(self):
         """A transition that asks first is a link styled as a button: the same height and
@@ -419,6 +422,11 @@ SHOWN_IN = """
 const box = arguments[0].closest(".workflow-scroll-box, .workflow-diagram-box") || arguments[0];
 const r = box.getBoundingClientRect();
 return {box: box.getAttribute("class"), left: r.left, right: r.right};
+"""
+IN_VIEW = """
+const r = arguments[0].getBoundingClientRect();
+const box = arguments[0].closest(".workflow-diagram-box").getBoundingClientRect();
+return {left: r.left, right: r.right, box_left: box.left, box_right: box.right};
 """
 BUTTON = """
 const style = getComputedStyle(arguments[0]);
