@@ -202,11 +202,12 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
 
     # Every page at a desktop's and a phone's width -------------------------------------
 
-    def at_width(self, width):
+    def at_width(self, width, height=900):
         """The window's layout width in CSS px, as a phone of that width lays it out."""
+        self.width = width
         self.driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
         )
         self.addCleanup(self.driver.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})
 
@@ -225,23 +226,12 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         self.driver.find_element(By.ID, "footer")  # the page is there, down to its end
 
     def page_screenshot(self, name):
-        """The whole page, not just the window, as ``<name>-<database>.png``."""
-        metrics = self.driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
-        size = metrics["cssContentSize"]
-        shot = self.driver.execute_cdp_cmd(
-            "Page.captureScreenshot",
-            {
-                "format": "png",
-                "captureBeyondViewport": True,
-                "clip": {
-                    "x": 0,
-                    "y": 0,
-                    "width": size["width"],
-                    "height": size["height"],
-                    "scale": 1,
-                },
-            },
-        )
+        """The whole page as a window as tall as the page shows it, as
+        ``<name>-<database>.png``; then the window as it was."""
+        height = self.driver.execute_script("return document.documentElement.scrollHeight")
+        self.at_width(self.width, height)
+        shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        self.at_width(self.width)
         database = os.environ.get("WORKFLOW_TEST_DB", "sqlite")
         (ARTIFACTS / f"{name}-{database}.png").write_bytes(base64.b64decode(shot["data"]))
 
@@ -323,6 +313,7 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
             reverse(f"admin:{type(r)._meta.app_label}_{type(r)._meta.model_name}_changelist")
             for r in records.values()
         ]
+        self.at_width(DESKTOP)
         for scheme in ("light", "dark"):
             self.in_scheme(scheme)
             seen = 0
