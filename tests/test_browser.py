@@ -324,6 +324,7 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
                     ratio = contrast(colours["text"], colours["background"])
                     assert ratio >= 4.5, (scheme, name, element.text, colours, ratio)
                     seen += 1
+            self.visit(reverse("admin:django_workflow_my_work"))
             self.page_screenshot(f"my-work-{scheme}")
             assert seen >= 2 * len(records), seen  # each record's deadline, twice at least
 
