@@ -26,7 +26,7 @@ from django.utils import dateformat, timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from . import graph, status
 from .admin_actions import (
@@ -789,12 +789,16 @@ def describe_deadline(deadline: Any, record: Any, now: Any = None, named: bool =
     }
 
 
+#: What the workflow's admin pages show for nothing: the admin's own empty value.
+NOTHING = "-"
+
+
 def _time_in_step(figures: Any) -> dict[str, str] | None:
     """The overview's median and p90 time in step, and their business hours as a hint."""
     if figures is None or not figures.stays:
         return None
     spans = [
-        "-" if hours is None else _span(timedelta(hours=hours))
+        NOTHING if hours is None else _span(timedelta(hours=hours))
         for hours in (
             figures.median_hours,
             figures.p90_hours,
@@ -802,9 +806,18 @@ def _time_in_step(figures: Any) -> dict[str, str] | None:
             figures.p90_business_hours,
         )
     ]
-    hint = f"{figures.stays} stays; in business hours: median {spans[2]}, p90 {spans[3]}"
+    count = figures.stays
+    hint = ngettext(
+        "%(count)d stay; in business hours: median %(median)s, p90 %(p90)s",
+        "%(count)d stays; in business hours: median %(median)s, p90 %(p90)s",
+        count,
+    ) % {"count": count, "median": spans[2], "p90": spans[3]}
     if figures.median_hours is None:  # a terminal step: entered, never left
-        hint = f"{figures.stays} entered; a terminal step has no time in step"
+        hint = ngettext(
+            "%(count)d record entered; a terminal step has no time in step",
+            "%(count)d records entered; a terminal step has no time in step",
+            count,
+        ) % {"count": count}
     return {"median": spans[0], "p90": spans[1], "hint": hint}
 
 

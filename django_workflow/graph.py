@@ -716,8 +716,9 @@ def _n(number: float) -> str:
 def svg(workflow: Any, current: str | None = None) -> str:
     """An SVG of the steps and their edges, the current step marked with ``current``.
 
-    Sized by ``viewBox`` and its natural ``width``/``height``; the stylesheet
-    shrinks it to the width of its box.
+    Sized by ``viewBox`` and its natural ``width``/``height``, which the stylesheet
+    keeps (the text stays 11 px and more): a diagram wider than its box scrolls inside
+    it, as on a phone.
     """
     diagram = layout(workflow, current)
     width, height = _n(diagram.width), _n(diagram.height)

@@ -1,19 +1,24 @@
 """The admin in a real browser: Debian's Chromium driven by Selenium (docs/admin.md).
 
-Screenshots of the change page and of each example's diagram go to ``artifacts/``
-(not committed).
+Screenshots of the change page, of each example's diagram and of every page at a
+desktop's and a phone's width go to ``artifacts/`` (not committed).
 """
 
+import base64
 import math
 import os
 import shutil
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
+from django.urls import reverse
+from django.utils import timezone
 
+from django_workflow.testing import run_due_work
 from example_project.approvals.models import Document
 from example_project.dunning.models import Subscription
 from example_project.fulfilment.models import Order
@@ -149,9 +154,11 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
             assert inside(step_box["text"], step_box["shape"]), step_box
 
         sizes = self.driver.execute_script(SIZES, diagram, box)
-        assert sizes["svg"] <= sizes["box"] + 0.5, sizes  # never wider than the panel
-        assert sizes["scroll"] <= sizes["box"], sizes  # so the box never scrolls sideways
+        assert sizes["svg"] == pytest.approx(sizes["natural"], abs=0.5), sizes  # never shrunk
         assert sizes["svg"] >= 300, sizes
+        if self.driver.execute_script("return window.innerWidth") >= DESKTOP:
+            assert sizes["scroll"] <= sizes["box"], sizes  # the panel holds it whole
+        assert_diagram_text_readable(self.driver, diagram)
 
         current = diagram.find_element(By.CSS_SELECTOR, "g.current")
         assert current.get_attribute("data-step") == step
@@ -193,6 +200,182 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         assert luminance(colours["background"]) > 0.8, colours
         assert_readable(colours)
 
+    # Every page at a desktop's and a phone's width -------------------------------------
+
+    def at_width(self, width, height=900):
+        """The window's layout width in CSS px, as a phone of that width lays it out."""
+        self.width = width
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+        self.addCleanup(self.driver.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})
+
+    def in_scheme(self, scheme):
+        """``prefers-color-scheme`` as ``scheme``: the admin's light or dark variables."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+        )
+        self.addCleanup(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", {"features": []})
+
+    def visit(self, url):
+        from selenium.webdriver.common.by import By
+
+        self.driver.get(f"{self.live_server_url}{url}")
+        self.driver.find_element(By.ID, "footer")  # the page is there, down to its end
+
+    def page_screenshot(self, name):
+        """The whole page as a window as tall as the page shows it, as
+        ``<name>-<database>.png``; then the window as it was."""
+        height = self.driver.execute_script("return document.documentElement.scrollHeight")
+        self.at_width(self.width, height)
+        shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+        self.at_width(self.width)
+        database = os.environ.get("WORKFLOW_TEST_DB", "sqlite")
+        (ARTIFACTS / f"{name}-{database}.png").write_bytes(base64.b64decode(shot["data"]))
+
+    def pages(self, records):
+        """(name, url) of the overview, My work and each example's change page."""
+        yield "overview", reverse("admin:django_workflow_workflowoverview_changelist")
+        yield "my-work", reverse("admin:django_workflow_my_work")
+        for name, record in records.items():
+            meta = type(record)._meta
+            yield (
+                name,
+                reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[record.pk]),
+            )
+
+    def test_every_page_fits_a_phone_and_a_desktop_without_scrolling_sideways(self):
+        from selenium.webdriver.common.by import By
+
+        records = seed_examples()
+        self.log_in()
+        for width in (DESKTOP, PHONE):
+            self.at_width(width)
+            for name, url in self.pages(records):
+                self.visit(url)
+                self.page_screenshot(f"{name}-{width}px")
+                sizes = self.driver.execute_script(PAGE_WIDTH)
+                assert sizes["inner"] == width, sizes
+                assert sizes["scroll"] <= min(sizes["inner"], sizes["client"]), (name, width, sizes)
+                for diagram in self.driver.find_elements(By.CSS_SELECTOR, "svg.workflow-diagram"):
+                    assert_diagram_text_readable(self.driver, diagram)
+
+    def test_a_change_page_shows_what_a_phone_user_needs(self):
+        """At 390 px the seeded change pages hold buttons, deadlines, history and the diagram,
+        each within the window (the diagram and the history scroll inside their own box)."""
+        from selenium.webdriver.common.by import By
+
+        records = seed_examples()
+        self.log_in()
+        self.at_width(PHONE)
+        for name, url in list(self.pages(records))[2:]:
+            self.visit(url)
+            for part in (
+                ".workflow-actions .button",
+                ".workflow-pending .workflow-overdue",
+                ".workflow-history tbody tr",
+                ".workflow-diagram-box svg.workflow-diagram",
+            ):
+                element = self.driver.find_element(By.CSS_SELECTOR, part)
+                assert element.is_displayed(), (name, part)
+                box = self.driver.execute_script(SHOWN_IN, element)
+                assert box["left"] >= 0 and box["right"] <= PHONE, (name, part, box)
+            current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")
+            seen = self.driver.execute_script(IN_VIEW, current)  # the box scrolled to it
+            assert seen["box_left"] <= seen["left"] and seen["right"] <= seen["box_right"], seen
+
+    def test_link_buttons_are_the_size_of_the_buttons_that_post(self):
+        """A transition that asks first is a link styled as a button: the same height and
+        text as the buttons beside it, at both widths."""
+        from selenium.webdriver.common.by import By
+
+        order = seed_examples()["fulfilment"]
+        self.log_in()
+        for width in (DESKTOP, PHONE):
+            self.at_width(width)
+            self.visit(reverse("admin:fulfilment_order_change", args=[order.pk]))
+            link = self.driver.find_element(By.CSS_SELECTOR, ".workflow-actions a.button")
+            button = self.driver.find_element(By.CSS_SELECTOR, ".workflow-actions button.button")
+            sizes = [self.driver.execute_script(BUTTON, element) for element in (link, button)]
+            assert "Cancel" in link.text, sizes
+            assert sizes[0]["height"] == pytest.approx(sizes[1]["height"], abs=1), (width, sizes)
+            for style in ("font", "padding"):
+                assert sizes[0][style] == sizes[1][style], (width, sizes)
+
+    def test_overdue_text_reads_in_the_light_and_the_dark_theme(self):
+        from selenium.webdriver.common.by import By
+
+        records = seed_examples()
+        self.log_in()
+        changelists = [
+            reverse(f"admin:{type(r)._meta.app_label}_{type(r)._meta.model_name}_changelist")
+            for r in records.values()
+        ]
+        self.at_width(DESKTOP)
+        for scheme in ("light", "dark"):
+            self.in_scheme(scheme)
+            seen = 0
+            for name, url in [*self.pages(records), *(("changelist", u) for u in changelists)]:
+                self.visit(url)
+                for element in self.driver.find_elements(By.CSS_SELECTOR, ".workflow-overdue"):
+                    colours = self.driver.execute_script(TEXT_ON_BACKGROUND, element)
+                    ratio = contrast(colours["text"], colours["background"])
+                    assert ratio >= 4.5, (scheme, name, element.text, colours, ratio)
+                    seen += 1
+            self.visit(reverse("admin:django_workflow_my_work"))
+            self.page_screenshot(f"my-work-{scheme}")
+            assert seen >= 2 * len(records), seen  # each record's deadline, twice at least
+
+
+def seed_examples():
+    """One record of each example in a step with buttons, overdue deadlines and history.
+
+    Everything happens three weeks ago, so each step's deadlines are overdue now.
+    """
+    import time_machine
+
+    start = timezone.now() - timedelta(days=21)
+    with time_machine.travel(start, tick=False) as clock:
+        candidate = Candidate.objects.create(name="Ada", resume="python django sql review")
+        run_due_work()  # screened, an interview booked two days ahead
+        clock.move_to(Candidate.objects.get(pk=candidate.pk).interview_at)
+        run_due_work()  # the interview is held: a decision is due
+        document = Document.objects.create(title="Budget 2026")
+        document.submit()
+        order = Order.objects.create(item="teapot", fail_next="reserve")
+        order.checkout()
+        run_due_work()  # charged; reserving fails: awaiting stock
+        subscription = Subscription.objects.create(customer="ACME")
+        subscription.payment_failed(grace_ends_at=start + timedelta(days=3))
+        ticket = Ticket.objects.create(subject="The printer on the third floor is on fire")
+        ticket.triage()
+    records = {
+        "hiring": candidate,
+        "approvals": document,
+        "fulfilment": order,
+        "dunning": subscription,
+        "support": ticket,
+    }
+    steps = {name: type(r).objects.get(pk=r.pk).state for name, r in records.items()}
+    assert steps == {
+        "hiring": "decision",
+        "approvals": "in_review",
+        "fulfilment": "awaiting_stock",
+        "dunning": "grace",
+        "support": "technical",
+    }, steps
+    return {name: type(r).objects.get(pk=r.pk) for name, r in records.items()}
+
+
+def assert_diagram_text_readable(driver, diagram):
+    """Every text of the diagram at least ``MIN_DIAGRAM_TEXT`` px as drawn: its font size
+    times the scale the SVG is drawn at."""
+    texts = driver.execute_script(TEXT_SIZES, diagram)
+    small = [t for t in texts if t["px"] < MIN_DIAGRAM_TEXT - 0.01]
+    assert texts and not small, small
+
 
 def assert_readable(colours):
     """Texts at WCAG AA contrast (4.5) on what is behind them, lines at 3."""
@@ -218,6 +401,53 @@ EXAMPLES = [
     ("support", Ticket, "technical", {"subject": "printer on fire"}),
 ]
 CURRENT_FILL = "rgb(255, 217, 102)"
+#: The widths pages are laid out at (CSS px): a desktop window and a phone's.
+DESKTOP, PHONE = 1280, 390
+#: The smallest text of a diagram as drawn, in px.
+MIN_DIAGRAM_TEXT = 11
+
+PAGE_WIDTH = """
+const root = document.documentElement;
+return {scroll: root.scrollWidth, client: root.clientWidth, inner: window.innerWidth};
+"""
+SHOWN_IN = """
+const box = arguments[0].closest(".workflow-scroll-box, .workflow-diagram-box") || arguments[0];
+const r = box.getBoundingClientRect();
+return {box: box.getAttribute("class"), left: r.left, right: r.right};
+"""
+IN_VIEW = """
+const r = arguments[0].getBoundingClientRect();
+const box = arguments[0].closest(".workflow-diagram-box").getBoundingClientRect();
+return {left: r.left, right: r.right, box_left: box.left, box_right: box.right};
+"""
+BUTTON = """
+const style = getComputedStyle(arguments[0]);
+return {
+  height: arguments[0].getBoundingClientRect().height,
+  font: `${style.fontSize} ${style.fontWeight} ${style.lineHeight}`,
+  padding: style.padding,
+};
+"""
+TEXT_SIZES = """
+const svg = arguments[0], scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+return Array.from(svg.querySelectorAll("text")).map(text => ({
+  text: text.textContent, px: parseFloat(getComputedStyle(text).fontSize) * scale,
+}));
+"""
+TEXT_ON_BACKGROUND = """
+const canvas = document.createElement("canvas").getContext("2d");
+const rgb = colour => {
+  canvas.clearRect(0, 0, 1, 1); canvas.fillStyle = colour; canvas.fillRect(0, 0, 1, 1);
+  return Array.from(canvas.getImageData(0, 0, 1, 1).data.slice(0, 3));
+};
+let element = arguments[0], background = "rgba(0, 0, 0, 0)";
+while (element && background === "rgba(0, 0, 0, 0)") {
+  background = getComputedStyle(element).backgroundColor;
+  element = element.parentElement;
+}
+if (background === "rgba(0, 0, 0, 0)") background = "white";  // the canvas's own
+return {text: rgb(getComputedStyle(arguments[0]).color), background: rgb(background)};
+"""
 
 TEXT_BOXES = """
 return Array.from(arguments[0].querySelectorAll("text")).map(text => {
@@ -236,7 +466,10 @@ return Array.from(arguments[0].querySelectorAll("g.step")).map(step => ({
 """
 SIZES = """
 const [svg, box] = arguments;
-return {svg: svg.getBoundingClientRect().width, box: box.clientWidth, scroll: box.scrollWidth};
+return {
+  svg: svg.getBoundingClientRect().width, natural: svg.viewBox.baseVal.width,
+  box: box.clientWidth, scroll: box.scrollWidth,
+};
 """
 COLOURS = """
 const svg = arguments[0], canvas = document.createElement("canvas").getContext("2d");
