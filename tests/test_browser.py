@@ -7,6 +7,7 @@ desktop's and a phone's width go to ``artifacts/`` (not committed).
 import base64
 import math
 import os
+import re
 import shutil
 import tempfile
 from datetime import timedelta
@@ -18,6 +19,7 @@ from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.urls import reverse
 from django.utils import timezone
 
+from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
 from example_project.approvals.models import Document
 from example_project.dunning.models import Subscription
@@ -328,6 +330,84 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
             self.page_screenshot(f"my-work-{scheme}")
             assert seen >= 2 * len(records), seen  # each record's deadline, twice at least
 
+    # Confirmations and zones ----------------------------------------------------------
+
+    def test_the_back_out_control_is_a_link_not_a_second_cancel_button(self):
+        """On "Cancel…" (a move to a final step) the page's only button is the transition;
+        going back is a plain link named "Back"."""
+        from selenium.webdriver.common.by import By
+
+        order = seed_examples()["fulfilment"]
+        self.log_in()
+        self.at_width(DESKTOP)
+        self.visit(reverse("admin:fulfilment_order_change", args=[order.pk]))
+        self.driver.find_element(By.CSS_SELECTOR, ".workflow-actions a.button").click()
+        form = self.driver.find_element(By.CSS_SELECTOR, "#content form")
+        assert "a final step" in form.find_element(By.CSS_SELECTOR, ".workflow-confirm").text
+        submits = form.find_elements(By.CSS_SELECTOR, "input[type=submit], button")
+        assert [element.get_attribute("value") for element in submits] == ["Cancel"]
+        back = form.find_element(By.CSS_SELECTOR, ".submit-row a")
+        assert back.text == "Back"
+        looks = self.driver.execute_script(LOOKS, back, submits[0])
+        assert looks["back"]["background"] != looks["submit"]["background"], looks
+        assert looks["back"]["decoration"] == "underline" or looks["back"]["border"] == "0px", looks
+        self.page_screenshot("cancel-confirmation-1280px")
+
+    def test_a_bulk_move_into_a_final_step_shows_who_moves_first(self):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+
+        waiting = [Order.objects.create(item=f"teapot {n}") for n in range(2)]
+        Order.objects.filter(pk__in=[o.pk for o in waiting]).update(state="awaiting_stock")
+        delivered = Order.objects.create(item="kettle")
+        Order.objects.filter(pk=delivered.pk).update(state="shipped")
+        self.log_in()
+        self.at_width(DESKTOP)
+        self.visit(reverse("admin:fulfilment_order_changelist"))
+        for order in (*waiting, delivered):
+            self.driver.find_element(
+                By.CSS_SELECTOR, f"input.action-select[value='{order.pk}']"
+            ).click()
+        Select(self.driver.find_element(By.NAME, "action")).select_by_value("workflow_cancel")
+        self.driver.find_element(By.CSS_SELECTOR, "button[name=index]").click()
+
+        moving = self.driver.find_element(By.CSS_SELECTOR, ".workflow-moving").text
+        staying = self.driver.find_element(By.CSS_SELECTOR, ".workflow-staying").text
+        assert all(str(order) in moving for order in waiting), moving
+        assert str(delivered) in staying, staying
+        self.page_screenshot("bulk-confirmation-1280px")
+        assert set(Order.objects.values_list("state", flat=True)) != {"cancelled"}  # not yet
+
+        self.driver.find_element(By.ID, "id_workflow-comment").send_keys("customer called")
+        self.driver.find_element(By.CSS_SELECTOR, ".submit-row input[type=submit]").click()
+        self.driver.find_element(By.CSS_SELECTOR, "ul.messagelist")
+        states = {o.pk: o.state for o in Order.objects.all()}
+        assert [states[o.pk] for o in waiting] == ["cancelled", "cancelled"], states
+        assert states[delivered.pk] == "shipped", states
+        comments = {
+            row.record.pk: row.comment for row in TransitionLog.objects.filter(to_state="cancelled")
+        }
+        assert comments == {o.pk: "customer called" for o in waiting}, comments
+
+    def test_each_page_names_one_time_zone(self):
+        """A workflow counted in Europe/Zagreb: its change page and changelist show every
+        time in that zone and name it once, never beside UTC."""
+        from selenium.webdriver.common.by import By
+
+        ticket = seed_examples()["support"]
+        self.log_in()
+        self.at_width(DESKTOP)
+        for url in (
+            reverse("admin:support_ticket_change", args=[ticket.pk]),
+            reverse("admin:support_ticket_changelist"),
+        ):
+            self.visit(url)
+            named = self.driver.find_elements(By.CSS_SELECTOR, ".workflow-zone")
+            assert len(named) == 1 and "Europe/Zagreb" in named[0].text, url
+            text = self.driver.find_element(By.ID, "content").text
+            zones = set(re.findall(r"\b(UTC|GMT|CES?T|EES?T)\b", text))
+            assert len(zones) == 1 and zones <= {"CET", "CEST"}, (url, zones)
+
 
 def seed_examples():
     """One record of each example in a step with buttons, overdue deadlines and history.
@@ -536,3 +616,13 @@ def contrast(one, other):
     """WCAG's contrast ratio of two colours, 1 to 21."""
     high, low = sorted((luminance(one), luminance(other)), reverse=True)
     return (high + 0.05) / (low + 0.05)
+
+
+LOOKS = """
+const look = (element) => {
+  const style = getComputedStyle(element);
+  return {background: style.backgroundColor, border: style.borderTopWidth,
+          decoration: style.textDecorationLine};
+};
+return {back: look(arguments[0]), submit: look(arguments[1])};
+"""
