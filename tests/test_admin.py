@@ -53,6 +53,35 @@ def test_nobody_may_add_change_or_delete_log_rows(admin_client):
     assert TransitionLog.objects.get().to_state == "open"
 
 
+def test_any_staff_user_reads_the_log_of_the_models_whose_admin_they_may_view(client):
+    decision, ticket = Decision.objects.create(), Ticket.objects.create()
+    user = User.objects.create_user("clerk", password="pw", is_staff=True)
+    client.force_login(user)
+    page = client.get("/admin/django_workflow/transitionlog/")
+    assert page.status_code == 200 and page.context["cl"].result_count == 0
+    user.user_permissions.add(
+        Permission.objects.get(codename="view_decision", content_type__app_label="testapp")
+    )
+    page = client.get("/admin/django_workflow/transitionlog/")
+    assert [row.object_id for row in page.context["cl"].result_list] == [str(decision.pk)]
+    model_filter = next(f for f in page.context["cl"].filter_specs if f.parameter_name == "model")
+    assert [label for _value, label in model_filter.lookup_choices] == ["Decision"]
+    hidden = TransitionLog.objects.get(object_id=str(ticket.pk), content_type__model="ticket")
+    path = f"/admin/django_workflow/transitionlog/{hidden.pk}/change/"
+    assert client.get(path).status_code == 302  # Django's "does not exist" redirect
+    index = client.get("/admin/").context["app_list"]
+    assert "TransitionLog" in {m["object_name"] for app in index for m in app["models"]}
+
+
+def test_the_log_permission_shows_every_models_rows(client):
+    Decision.objects.create(), Ticket.objects.create()
+    user = User.objects.create_user("auditor", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_transitionlog"))
+    client.force_login(user)
+    page = client.get("/admin/django_workflow/transitionlog/")
+    assert page.context["cl"].result_count == 2
+
+
 # WorkflowAdminMixin ----------------------------------------------------------------------
 
 
