@@ -615,6 +615,42 @@ def test_a_transition_whose_condition_no_longer_holds_answers_with_a_message(adm
     assert Expense.objects.get(pk=expense.pk).state == "submitted"
 
 
+def test_a_record_moved_while_the_button_runs_answers_as_a_stale_page_not_in_code_words(
+    admin_client, monkeypatch
+):
+    decision = Decision.objects.create()
+    decision_admin = admin.site._registry[Decision]
+    own_values = type(decision_admin).get_workflow_transition_values
+
+    def moved_meanwhile(self, request, record, transition):
+        Decision._base_manager.filter(pk=record.pk).update(state="held")  # another writer
+        return own_values(self, request, record, transition)
+
+    monkeypatch.setattr(type(decision_admin), "get_workflow_transition_values", moved_meanwhile)
+    response = admin_client.post(action_url(decision, "hold"), {"step": "pending"})
+    assert response.status_code == 302
+    assert messages_after(admin_client, response)[-1] == (
+        f"Nothing done: {decision} changed since the page was shown; it is in On hold now."
+    )
+    assert not decision.history().filter(transition_name="hold").exists()
+
+
+def test_a_record_deleted_while_the_button_runs_answers_with_a_message(admin_client, monkeypatch):
+    decision = Decision.objects.create()
+    decision_admin = admin.site._registry[Decision]
+    own_values = type(decision_admin).get_workflow_transition_values
+
+    def deleted_meanwhile(self, request, record, transition):
+        Decision._base_manager.filter(pk=record.pk).delete()  # another writer
+        return own_values(self, request, record, transition)
+
+    monkeypatch.setattr(type(decision_admin), "get_workflow_transition_values", deleted_meanwhile)
+    response = admin_client.post(action_url(decision, "hold"), {"step": "pending"})
+    assert response.status_code == 302 and response.url == "/admin/testapp/decision/"
+    said = [str(m) for m in admin_client.get(response.url).context["messages"]]
+    assert said == [f"Nothing done: {decision} no longer exists."]
+
+
 def test_retry_now_pressed_twice_answers_with_a_message(admin_client, time_machine):
     time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
     sync = Sync.objects.create(broken=True)
