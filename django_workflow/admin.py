@@ -42,7 +42,7 @@ from .admin_work import my_work_view
 from .conditions import unmet_reason
 from .declaration import humanise
 from .engine import available, permits
-from .errors import UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
+from .errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .history import last_step_change
 from .models import TransitionLog, WorkflowOverview
 from .policies import allowed
@@ -589,12 +589,25 @@ class WorkflowAdminMixin:
             raise PermissionDenied from error
         except UndoNotPermitted as error:
             messages.error(request, self._undo_refusal(record, error))
+        except StaleRecord:  # another writer between loading and writing: as a stale page
+            return self._moved_meanwhile(request, record)
         except WorkflowError as error:
             messages.error(request, str(error))
         else:
             step = type(record).workflow.step_label(record.current_step)
             messages.success(request, f"{done} {step}.")
         return redirect(self._change_url(record) + _kept(request))
+
+    def _moved_meanwhile(self, request: HttpRequest, record: Any) -> HttpResponse:
+        """The record changed, or was deleted, while a button ran: nothing was done."""
+        current = self.get_queryset(request).filter(pk=record.pk).first()
+        if current is None:
+            messages.warning(request, f"Nothing done: {record} no longer exists.")
+            info = self.model._meta.app_label, self.model._meta.model_name
+            changelist = reverse(f"{self.admin_site.name}:{info[0]}_{info[1]}_changelist")
+            filters = request.GET.get("_changelist_filters")  # back where the user was
+            return redirect(f"{changelist}?{filters}" if filters else changelist)
+        return self._stale(request, current)
 
     def _undo_refusal(self, record: Any, error: UndoNotPermitted) -> str:
         """ "Redo refused: only the person who made the move may undo it." """

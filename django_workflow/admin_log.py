@@ -37,7 +37,7 @@ class WorkflowModelFilter(admin.SimpleListFilter):
     parameter_name = "model"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        models = workflow_models()
+        models = model_admin.readable_models(request)
         types = ContentType.objects.get_for_models(*models) if models else {}
         return sorted(
             ((str(types[m].pk), str(m._meta.verbose_name).capitalize()) for m in models),
@@ -141,6 +141,34 @@ class TransitionLogAdmin(admin.ModelAdmin):
 
     class Media:
         css = {"all": ["django_workflow/log.css"]}
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Any active staff user reads the log: the rows ``get_queryset`` leaves them."""
+        return request.user.is_active and request.user.is_staff
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.has_view_permission(request)
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        """Every row for the log's own view permission; else the rows of the workflow
+        models whose admin the user may view, as the Workflows overview lists them."""
+        rows = super().get_queryset(request)
+        if super().has_view_permission(request):
+            return rows
+        models = self.readable_models(request)
+        types = ContentType.objects.get_for_models(*models).values() if models else []
+        return rows.filter(content_type__in=list(types))
+
+    def readable_models(self, request: HttpRequest) -> list[Any]:
+        """The workflow models whose rows the user reads here."""
+        if super().has_view_permission(request):
+            return workflow_models()
+        registry = self.admin_site._registry
+        return [
+            model
+            for model in workflow_models()
+            if model in registry and registry[model].has_view_or_change_permission(request)
+        ]
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return LogChangeList

@@ -23,8 +23,6 @@ from grandalf.graphs import Edge as _LayoutEdge
 from grandalf.graphs import Vertex, graph_core
 from grandalf.layouts import SugiyamaLayout
 
-from .declaration import humanise
-
 #: Font sizes (px) of a step's name and of an edge's label, and the line height factor.
 NODE_FONT, EDGE_FONT, LINE_HEIGHT = 12, 11, 1.3
 #: Padding of a step's text in its box, the narrowest box, a line's longest run.
@@ -75,11 +73,8 @@ def edges(workflow: Any) -> list[Edge]:
             found.append(Edge(name, step.on_error, "error", "error", "on error"))
         for timeout in step.timeouts:
             if timeout.transition_to is not None:
-                found.append(
-                    Edge(
-                        name, timeout.transition_to, timeout.name, "timeout", humanise(timeout.name)
-                    )
-                )
+                text = str(workflow.deadline_label(name, timeout.name))
+                found.append(Edge(name, timeout.transition_to, timeout.name, "timeout", text))
     return [edge for edge in found if edge.target in workflow.steps]
 
 

@@ -53,6 +53,35 @@ def test_nobody_may_add_change_or_delete_log_rows(admin_client):
     assert TransitionLog.objects.get().to_state == "open"
 
 
+def test_any_staff_user_reads_the_log_of_the_models_whose_admin_they_may_view(client):
+    decision, ticket = Decision.objects.create(), Ticket.objects.create()
+    user = User.objects.create_user("clerk", password="pw", is_staff=True)
+    client.force_login(user)
+    page = client.get("/admin/django_workflow/transitionlog/")
+    assert page.status_code == 200 and page.context["cl"].result_count == 0
+    user.user_permissions.add(
+        Permission.objects.get(codename="view_decision", content_type__app_label="testapp")
+    )
+    page = client.get("/admin/django_workflow/transitionlog/")
+    assert [row.object_id for row in page.context["cl"].result_list] == [str(decision.pk)]
+    model_filter = next(f for f in page.context["cl"].filter_specs if f.parameter_name == "model")
+    assert [label for _value, label in model_filter.lookup_choices] == ["Decision"]
+    hidden = TransitionLog.objects.get(object_id=str(ticket.pk), content_type__model="ticket")
+    path = f"/admin/django_workflow/transitionlog/{hidden.pk}/change/"
+    assert client.get(path).status_code == 302  # Django's "does not exist" redirect
+    index = client.get("/admin/").context["app_list"]
+    assert "TransitionLog" in {m["object_name"] for app in index for m in app["models"]}
+
+
+def test_the_log_permission_shows_every_models_rows(client):
+    Decision.objects.create(), Ticket.objects.create()
+    user = User.objects.create_user("auditor", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_transitionlog"))
+    client.force_login(user)
+    page = client.get("/admin/django_workflow/transitionlog/")
+    assert page.context["cl"].result_count == 2
+
+
 # WorkflowAdminMixin ----------------------------------------------------------------------
 
 
@@ -584,6 +613,42 @@ def test_a_transition_whose_condition_no_longer_holds_answers_with_a_message(adm
     said = messages_after(admin_client, response)
     assert said == ["“Fast track” is not possible now. Its condition is not met."]
     assert Expense.objects.get(pk=expense.pk).state == "submitted"
+
+
+def test_a_record_moved_while_the_button_runs_answers_as_a_stale_page_not_in_code_words(
+    admin_client, monkeypatch
+):
+    decision = Decision.objects.create()
+    decision_admin = admin.site._registry[Decision]
+    own_values = type(decision_admin).get_workflow_transition_values
+
+    def moved_meanwhile(self, request, record, transition):
+        Decision._base_manager.filter(pk=record.pk).update(state="held")  # another writer
+        return own_values(self, request, record, transition)
+
+    monkeypatch.setattr(type(decision_admin), "get_workflow_transition_values", moved_meanwhile)
+    response = admin_client.post(action_url(decision, "hold"), {"step": "pending"})
+    assert response.status_code == 302
+    assert messages_after(admin_client, response)[-1] == (
+        f"Nothing done: {decision} changed since the page was shown; it is in On hold now."
+    )
+    assert not decision.history().filter(transition_name="hold").exists()
+
+
+def test_a_record_deleted_while_the_button_runs_answers_with_a_message(admin_client, monkeypatch):
+    decision = Decision.objects.create()
+    decision_admin = admin.site._registry[Decision]
+    own_values = type(decision_admin).get_workflow_transition_values
+
+    def deleted_meanwhile(self, request, record, transition):
+        Decision._base_manager.filter(pk=record.pk).delete()  # another writer
+        return own_values(self, request, record, transition)
+
+    monkeypatch.setattr(type(decision_admin), "get_workflow_transition_values", deleted_meanwhile)
+    response = admin_client.post(action_url(decision, "hold"), {"step": "pending"})
+    assert response.status_code == 302 and response.url == "/admin/testapp/decision/"
+    said = [str(m) for m in admin_client.get(response.url).context["messages"]]
+    assert said == [f"Nothing done: {decision} no longer exists."]
 
 
 def test_retry_now_pressed_twice_answers_with_a_message(admin_client, time_machine):

@@ -341,6 +341,28 @@ def test_the_svg_shows_labels_lazy_or_not_and_escapes_every_text():
     assert {'Start "here"', "B&c", "Go <on>", "Too late", "on error"} <= lines
 
 
+def test_a_timeout_edge_reads_as_its_deadline_label_everywhere_the_diagram_is_drawn():
+    declaration = type(
+        "Supported",
+        (),
+        {
+            "urgent": Step(
+                Transition("resolve", to="resolved"),
+                Timeout(
+                    "sla_breach", fire_after="4h", transition_to="breached", label="SLA breach"
+                ),
+            ),
+            "breached": Step(Transition("resolve", to="resolved")),
+            "resolved": Step(),
+        },
+    )
+    workflow = compile_workflow(None, declaration)
+    lines = {line for line, _ in read(graph.svg(workflow))["texts"]}
+    assert "SLA breach" in lines and "Sla breach" not in lines
+    assert "s_urgent --> s_breached: SLA breach" in graph.mermaid(workflow)
+    assert '"urgent" -> "breached" [label="SLA breach", style=dashed];' in graph.dot(workflow)
+
+
 def test_a_step_that_returns_to_itself_gets_a_loop_round_its_label():
     drawing = read(graph.svg(Proposal.workflow))
     loops = [edge for edge in drawing["edges"] if edge[1] == edge[2] == "review"]
