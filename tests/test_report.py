@@ -399,7 +399,7 @@ def test_the_overview_shows_median_and_p90_time_in_step_over_the_last_30_days(ad
     assert times["approved"] == {
         "median": "-",
         "p90": "-",
-        "hint": "2 entered; a terminal step has no time in step",
+        "hint": "2 records entered; a terminal step has no time in step",
     }
     assert times["escalated"] is None  # nobody entered it
     assert 'title="2 stays; in business hours: median 4 h, p90 5 h 36 min">4 h</td>' in html
