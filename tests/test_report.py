@@ -402,7 +402,10 @@ def test_the_overview_shows_median_and_p90_time_in_step_over_the_last_30_days(ad
         "hint": "2 records entered; a terminal step has no time in step",
     }
     assert times["escalated"] is None  # nobody entered it
-    assert 'title="2 stays; in business hours: median 4 h, p90 5 h 36 min">4 h</td>' in html
+    assert (
+        'title="2 stays; in business hours: median 4 h, p90 5 h 36 min" '
+        'data-label="Median in step">4 h</td>' in html
+    )
     claims = next(m for m in page.context["models"] if m["name"] == "Claims")
     assert all(step["time"] is None for step in claims["steps"])  # Claim keeps no log
 
