@@ -169,16 +169,18 @@ def _stop_running(row: WorkAttempt) -> None:
 
 
 def _interrupted(row: WorkAttempt, work: Any) -> BaseException | None:
-    """Count an attempt whose worker stopped or died; the failure it amounts to, if any."""
+    """Count an attempt whose worker stopped or died; the failure it amounts to, if any.
+
+    The count starts again only where the failure is recorded as a spent attempt
+    (``record_failure``), in the same write that counts it.
+    """
     started, seen = row.running_since, row.seen_at
     _stop_running(row)
     if work.time_limit is not None and seen is not None and seen >= started + work.time_limit:
-        row.interruptions = 0
         return TimeLimitExceeded(f"the attempt ran past its time limit ({work.time_limit})")
     row.interruptions += 1
     if row.interruptions >= POISON_PILL:
-        count, row.interruptions = row.interruptions, 0
-        return PoisonPill(f"the attempt was interrupted {count} times (poison pill)")
+        return PoisonPill(f"the attempt was interrupted {row.interruptions} times (poison pill)")
     return None
 
 

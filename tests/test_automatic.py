@@ -1,6 +1,8 @@
 """Automatic steps and creation: docs/declaring.md, docs/worker.md (the execution path)."""
 
 import pytest
+from django.test import override_settings
+from django_q.models import OrmQ, Success
 
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog
@@ -136,11 +138,17 @@ def test_an_update_that_is_not_a_creation_writes_no_initial_row(db):
 
 
 def test_automatic_steps_go_through_the_django_q2_queue(committed):
-    from django_q.models import Success
-
     with committed():
         Import.objects.create()
     [task] = Success.objects.all()
     assert task.func == "django_workflow.queueing.run_automatic_step"
     assert task.args[0] == "testapp.Import" and task.args[2] == "parse"
     assert task.result == "done"
+
+
+def test_without_enqueue_automatic_steps_an_entry_queues_nothing(committed):
+    with override_settings(DJANGO_WORKFLOW={"ENQUEUE_AUTOMATIC_STEPS": False}), committed():
+        record = Import.objects.create()
+    assert row(record).state == "parse"
+    assert not OrmQ.objects.exists() and not Success.objects.exists()
+    assert run_step(Import, record.pk, "parse") == "done"  # the project runs it itself

@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 from django_q.models import OrmQ
+from django_q.signals import pre_enqueue
 
 from django_workflow.engine import run_step
 from django_workflow.models import WorkAttempt
 from django_workflow.recovery import hand_over, process_alive, recover, renew
-from django_workflow.retrying import RECOVERING, start_attempt
+from django_workflow.retrying import NODE_VARIABLE, RECOVERING, start_attempt
 from tests.moments import T
 from tests.testapp.models import STOP_WORDS, Candidate, Sync
 
@@ -63,6 +64,21 @@ def test_an_attempt_past_its_time_limit_is_not_renewed(clock):
         assert recover() == 1
 
 
+def test_a_live_workers_attempt_is_renewed_for_a_lease_past_its_time_limit(clock, monkeypatch):
+    monkeypatch.setenv(NODE_VARIABLE, NODE)  # as in workflow_worker: leases of RECOVERY_AFTER / 2
+    beat = timedelta(seconds=10)  # the heartbeat's period, RECOVERY_AFTER / 6
+    with override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}, "RECOVERY_AFTER": 60}):
+        running_attempt(Sync, Sync.objects.create())  # time_limit 3 s
+        for n in (1, 2, 3):  # past the time limit, the live worker's own alarm ends the attempt
+            clock.move_to(T + n * beat, tick=False)
+            assert recover() == 0  # another node's beat, just before this node's
+            assert renew(NODE) == 1
+        clock.move_to(T + 4 * beat, tick=False)  # 40 s > 3 s + a 30 s lease: it hangs
+        assert renew(NODE) == 0
+        clock.move_to(T + 4 * beat + timedelta(seconds=1), tick=False)
+        assert recover() == 1
+
+
 def test_an_expired_attempt_is_queued_once_and_taken_over_without_being_spent(clock):
     candidate = Candidate.objects.create(resume_words=700)
     running_attempt(Candidate, candidate)
@@ -75,6 +91,30 @@ def test_an_expired_attempt_is_queued_once_and_taken_over_without_being_spent(cl
     assert WorkAttempt.objects.get().holder == RECOVERING
     assert run_step(Candidate, candidate.pk, "screening") == "interview"
     assert not WorkAttempt.objects.exists()
+
+
+def test_two_heartbeats_recovering_at_once_queue_each_attempt_once(clock):
+    candidates = [Candidate.objects.create(resume_words=700) for _ in range(2)]
+    for candidate in candidates:
+        running_attempt(Candidate, candidate)
+    WorkAttempt.objects.update(alive_until=T)
+    clock.move_to(T + timedelta(seconds=1), tick=False)
+    theirs = []
+
+    def the_other_heartbeat(**kwargs):
+        if not theirs:  # once: it reads the expired attempts while this one queues its first
+            theirs.append(None)
+            theirs[0] = recover()
+
+    pre_enqueue.connect(the_other_heartbeat)
+    try:
+        with queued_on_the_broker:
+            mine = recover()  # both expired attempts read before the other heartbeat ran
+    finally:
+        pre_enqueue.disconnect(the_other_heartbeat)
+    assert (mine, theirs) == (1, [1])
+    queued = sorted(task.task["args"][1] for task in OrmQ.objects.all())
+    assert queued == sorted(candidate.pk for candidate in candidates)
 
 
 def test_a_lost_recovery_is_queued_again_after_recovery_after(clock):

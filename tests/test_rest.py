@@ -194,6 +194,19 @@ def test_an_accepted_value_routes_the_record(api):
     assert response.json()["step"] == "declined"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_answer_is_the_record_as_stored_once_the_transition_committed(api):
+    decision = Decision.objects.create()
+    response = post(api, f"/api/decisions/{decision.pk}/transitions/approve/", {"note": "fine"})
+    assert response.status_code == 200
+    body = response.json()  # the automatic step "checking" ran on as the transition committed
+    assert (body["step"], body["label"]) == ("approved", "Approved")
+    assert [(row["trigger"], row["to_step"]) for row in body["history"][:2]] == [
+        ("automatic", "approved"),
+        ("manual", "checking"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

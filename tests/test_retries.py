@@ -7,6 +7,7 @@ import pytest
 
 from django_workflow import Retry, Step, Timeout
 from django_workflow.engine import error_summary, run_step
+from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.queueing import attempt_row, next_attempt_at
 from django_workflow.retrying import backoff, runs_at, start_attempt
@@ -14,7 +15,7 @@ from django_workflow.schedulers.polling import poll
 from django_workflow.signals import work_failed, work_halted
 from django_workflow.testing import run_due_work
 from tests.moments import T
-from tests.testapp.models import STOP_WORDS, Candidate, Monitor, Sync
+from tests.testapp.models import STOP_WORDS, Candidate, Monitor, Render, Sync
 
 pytestmark = pytest.mark.django_db
 
@@ -145,6 +146,25 @@ def test_three_interruptions_in_a_row_count_as_one_failed_attempt(clock):
     assert run_step(Sync, record.pk, "pushing") == "pushed"  # attempt 2 of 2
 
 
+def test_a_failed_attempt_ends_the_interruptions_in_a_row(clock):
+    candidate = Candidate.objects.create(resume_words=STOP_WORDS)
+
+    def screen(words):
+        Candidate.objects.filter(pk=candidate.pk).update(resume_words=words)
+        return run_step(Candidate, candidate.pk, "screening")
+
+    with pytest.raises(KeyboardInterrupt):
+        screen(STOP_WORDS)  # stopped: the next run takes it over as an interruption
+    assert screen(-5) is None  # that run's attempt 1 fails, which ends the row
+    clock.move_to(T + timedelta(seconds=30), tick=False)
+    for _ in range(2):
+        with pytest.raises(KeyboardInterrupt):
+            screen(STOP_WORDS)
+    assert screen(700) == "interview"  # two interruptions since the failure: no poison pill
+    assert log(candidate, "failed") == [(1, "ValueError: negative resume")]
+    assert log(candidate, "automatic") == [(2, "")]
+
+
 def test_a_worker_seen_alive_past_the_time_limit_spends_the_attempt(clock):
     record = Sync.objects.create()
     work = Sync.workflow.work("step:pushing")
@@ -176,6 +196,36 @@ def test_a_timeout_action_halts_after_its_attempts_without_marking_itself_fired(
     assert [row[0] for row in log(monitor, "halted")] == [3]
     stored = Monitor.objects.get(pk=monitor.pk)
     assert (stored.checks, stored.monitoring_check_fired_at) == (0, None)
+
+
+def test_a_timeout_action_that_succeeds_on_a_retry_leaves_no_attempts_behind(clock):
+    monitor = Monitor.objects.create(next_check_at=T + timedelta(hours=1), fail_checks=True)
+    clock.move_to(T + timedelta(minutes=60), tick=False)
+    run_due_work()  # attempt 1 fails
+    Monitor.objects.filter(pk=monitor.pk).update(fail_checks=False)
+    clock.move_to(T + timedelta(minutes=65), tick=False)
+    run_due_work()  # attempt 2 succeeds; the check moves itself to tomorrow
+    assert Monitor.objects.get(pk=monitor.pk).checks == 1
+    assert not WorkAttempt.objects.exists()
+    # A check set back to that same instant is a deadline of its own: a full budget.
+    stored = Monitor.objects.get(pk=monitor.pk)
+    stored.next_check_at, stored.fail_checks = T + timedelta(hours=1), True
+    stored.save()
+    for minutes in (70, 75):
+        clock.move_to(T + timedelta(minutes=minutes), tick=False)
+        run_due_work()
+    assert [row[0] for row in log(monitor, "failed")] == [1, 1, 2]
+    assert not log(monitor, "halted")
+
+
+def test_a_failed_deadline_halts_and_never_takes_the_steps_on_error(clock):
+    render = Render.objects.create()  # its automatic step has not run (nothing committed)
+    clock.move_to(T + timedelta(hours=1), tick=False)
+    assert run_work(Render, "timeout:rendering.nudge") == 0  # Retry(): one attempt, spent
+    assert Render.objects.get(pk=render.pk).current_step == "rendering"
+    assert log(render, "halted") == [(1, "RuntimeError: the renderer did not answer")]
+    assert not log(render, "error_path")
+    assert run_step(Render, render.pk, "rendering") == "rendered"  # the step's action is free
 
 
 def test_a_new_round_gives_a_halted_timeout_a_fresh_budget(clock):

@@ -864,3 +864,28 @@ class Hush(WorkflowModel):
 
     def tick(self):
         self.ticks += 1
+
+
+class Render(WorkflowModel):
+    """An automatic step with ``on_error`` and a deadline of its own whose action fails:
+    ``on_error`` is the way out of the step's action alone, never of its deadlines."""
+
+    renders = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        rendering = Step(
+            Timeout("nudge", fire_after="1h", action="nudge"),
+            action="render",
+            on_success="rendered",
+            on_error="render_failed",
+        )
+        rendered = Step()
+        render_failed = Step()
+
+    def render(self):
+        self.renders += 1
+
+    def nudge(self):
+        raise RuntimeError("the renderer did not answer")
