@@ -53,14 +53,14 @@ def my_work_view(
 
 def changeable(admin_site: Any, request: HttpRequest) -> list[Any]:
     """The ``ModelAdmin``s on ``admin_site`` that show workflow buttons, of the workflow
-    models whose records the user may change: only a change permission brings buttons."""
-    from .admin import WorkflowAdminMixin  # the admin module imports this one
-
+    models whose records the user may change: only a change permission brings buttons.
+    A ``ModelAdmin`` shows buttons when it has ``get_workflow_transitions`` (the
+    ``WorkflowAdminMixin`` gives it; this module stays below the admin module)."""
     registry = admin_site._registry
     return [
         registry[model]
         for model in workflow_models()
-        if isinstance(registry.get(model), WorkflowAdminMixin)
+        if hasattr(registry.get(model), "get_workflow_transitions")
         and registry[model].has_change_permission(request)
     ]
 
