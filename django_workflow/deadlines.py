@@ -130,9 +130,17 @@ def _waits(model: Any, records: list[Any], now: datetime | None, db: str) -> dic
 
 
 def store(model: Any, records: list[Any], db: str, now: datetime | None = None, waits=None) -> int:
-    """Write the recomputed ``next_due_at`` of loaded (and locked) records where it changed."""
+    """Write the recomputed ``next_due_at`` of loaded (and locked) records where it changed.
+
+    A record in a step its declaration does not have is left as stored: its
+    deadlines are unknown until a migration (``RenameStep``, ``MoveRecords``)
+    puts it back into a declared step, which computes them again.
+    """
     stale = []
+    steps, state = model.workflow.steps, model.workflow.state_attribute
     for record in records:
+        if getattr(record, state) not in steps:
+            continue
         due = next_due(record, now, (waits or {}).get(record.pk))
         if due != getattr(record, NEXT_DUE_AT):
             setattr(record, NEXT_DUE_AT, due)
