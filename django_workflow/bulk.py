@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from itertools import islice
 from typing import Any
 
 from django.db import transaction
@@ -74,9 +73,15 @@ class _Call:
 
 
 def _batches(records: Any) -> Iterator[list[Any]]:
-    rows = records.iterator(chunk_size=BATCH_SIZE)
-    while batch := list(islice(rows, BATCH_SIZE)):
-        yield batch
+    """The records, a batch at a time, each batch read whole before it is moved.
+
+    The keys are read first; no cursor stays open while a group commits (on
+    SQLite a connection that keeps a reader open cannot commit beside another
+    writer, nor can the entries' queued work be written by the ORM broker).
+    """
+    keys = list(records.values_list("pk", flat=True))
+    for start in range(0, len(keys), BATCH_SIZE):
+        yield list(records.filter(pk__in=keys[start : start + BATCH_SIZE]))
 
 
 def _move_batch(batch: list[Any], call: _Call) -> dict[Any, Outcome]:

@@ -14,13 +14,15 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from datetime import datetime
 from functools import cache
 from typing import Any
 
-from django.db import router, transaction
+from django.db import connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -35,6 +37,13 @@ logger = logging.getLogger(__name__)
 #: ``waits`` value for a deadline whose attempts are spent: it waits for nobody.
 HALTED = object()
 BATCH_SIZE = 1000
+#: Recomputing every record after a declaration changed, on SQLite: short write
+#: transactions, and after writing this long a pause longer than the 25 ms SQLite's busy
+#: handler waits between retries in its first 128 ms, so a writer that began waiting
+#: meanwhile gets its turn (as the worker's firing loops pace themselves).
+SQLITE_BATCH_SIZE = 50
+SQLITE_BURST = 0.1
+SQLITE_PAUSE = 0.03
 
 
 def next_due(
@@ -130,9 +139,17 @@ def _waits(model: Any, records: list[Any], now: datetime | None, db: str) -> dic
 
 
 def store(model: Any, records: list[Any], db: str, now: datetime | None = None, waits=None) -> int:
-    """Write the recomputed ``next_due_at`` of loaded (and locked) records where it changed."""
+    """Write the recomputed ``next_due_at`` of loaded (and locked) records where it changed.
+
+    A record in a step its declaration does not have is left as stored: its
+    deadlines are unknown until a migration (``RenameStep``, ``MoveRecords``)
+    puts it back into a declared step, which computes them again.
+    """
     stale = []
+    steps, state = model.workflow.steps, model.workflow.state_attribute
     for record in records:
+        if getattr(record, state) not in steps:
+            continue
         due = next_due(record, now, (waits or {}).get(record.pk))
         if due != getattr(record, NEXT_DUE_AT):
             setattr(record, NEXT_DUE_AT, due)
@@ -216,15 +233,57 @@ def catch_up(models: Iterable[Any]) -> dict[str, int]:
         stored = DeadlineDeclaration.objects.using(db).filter(model=label).first()
         if stored is not None and stored.fingerprint == current:
             continue
-        # A first start computes what entering the steps already stored: worth no INFO line.
-        level = logging.DEBUG if stored is None else logging.INFO
-        logger.log(level, "%s: its deadlines changed; computing next_due_at of every record", label)
-        workflow = model.workflow
-        concerned = Q(**{f"{workflow.state_attribute}__in": list(workflow.deadline_works)})
-        concerned |= Q(**{f"{NEXT_DUE_AT}__isnull": False})
-        keys = model._base_manager.using(db).filter(concerned).values_list("pk", flat=True)
-        done[label] = refresh(model, keys.order_by("pk").iterator(), db)
-        DeadlineDeclaration.objects.using(db).update_or_create(
-            model=label, defaults={"fingerprint": current}
-        )
+        with _one_worker(db, label) as mine:
+            if not mine:  # another worker recomputes; this one goes on to its polls
+                logger.info("%s: its deadlines changed; another worker recomputes them", label)
+                continue
+            # A first start computes what entering the steps already stored: worth no INFO line.
+            level = logging.DEBUG if stored is None else logging.INFO
+            logger.log(
+                level, "%s: its deadlines changed; computing next_due_at of every record", label
+            )
+            done[label] = _recompute(model, db)
+            DeadlineDeclaration.objects.using(db).update_or_create(
+                model=label, defaults={"fingerprint": current}
+            )
     return done
+
+
+def _recompute(model: Any, db: str) -> int:
+    """``refresh`` every record concerned; on SQLite in small batches with a pause after
+    each, so other writers (web requests, workers) get their turn between them."""
+    workflow = model.workflow
+    concerned = Q(**{f"{workflow.state_attribute}__in": list(workflow.deadline_works)})
+    concerned |= Q(**{f"{NEXT_DUE_AT}__isnull": False})
+    rows = model._base_manager.using(db).filter(concerned).order_by("pk")
+    keys = list(rows.values_list("pk", flat=True))
+    if connections[db].vendor != "sqlite":
+        return refresh(model, keys, db)
+    changed, since = 0, time.monotonic()
+    for start in range(0, len(keys), SQLITE_BATCH_SIZE):
+        changed += refresh(model, keys[start : start + SQLITE_BATCH_SIZE], db)
+        if time.monotonic() - since >= SQLITE_BURST:
+            time.sleep(SQLITE_PAUSE)
+            since = time.monotonic()
+    return changed
+
+
+@contextmanager
+def _one_worker(db: str, label: str) -> Iterator[bool]:
+    """Whether this worker is the one that recomputes ``label`` now (PostgreSQL: a session
+    advisory lock, tried without waiting; SQLite has one writer anyway)."""
+    connection = connections[db]
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    key = int.from_bytes(hashlib.sha256(f"workflow-recompute:{label}".encode()).digest()[:8])
+    key -= 1 << 63 if key >= 1 << 63 else 0  # a signed bigint
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+        mine = cursor.fetchone()[0]
+    try:
+        yield mine
+    finally:
+        if mine:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])

@@ -85,10 +85,12 @@ def _require_step_names(operation: str, **names: Any) -> None:
 class RenameStep(_RepairOperation):
     """Rename a step in the rows: records in ``old`` are in ``new`` afterwards.
 
-    Only the state column changes. Log rows keep the name they were written
-    with, and ``state_entered_at`` stays: a renamed step is the same step, so
-    its deadlines keep counting from the original entry. Reversing renames
-    back every record in ``new``, including any that were in ``new`` before.
+    Log rows keep the name they were written with, and ``state_entered_at``
+    stays: a renamed step is the same step, so its deadlines keep counting from
+    the original entry. Their due instant is computed again by the next poll
+    (a worker of the new code that ran before this migration could not know
+    it). Reversing renames back every record in ``new``, including any that
+    were in ``new`` before.
     """
 
     reversible = True
@@ -124,8 +126,11 @@ class RenameStep(_RepairOperation):
         if not self._allowed(alias, model):
             return
         column = self._state_column(model)
+        changes: dict[str, Any] = {column: new}
+        if _has_field(model, NEXT_DUE_AT):  # "look at me now": the poll computes the real one
+            changes[NEXT_DUE_AT] = timezone.now()
         rows = model._base_manager.db_manager(alias).filter(**{column: old})
-        rows.update(**{column: new})
+        rows.update(**changes)
 
     def describe(self) -> str:
         return f"Rename step {self.old!r} to {self.new!r} in the rows of {self.model}"

@@ -7,6 +7,7 @@ commit when the step is automatic.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import signal
@@ -17,13 +18,15 @@ from django.apps import apps
 
 from . import retrying, stopping
 from .conf import workflow_settings
-from .engine import database, run_step
+from .engine import database, error_summary, run_step
 from .errors import TimeLimitExceeded
 from .firing import fire_one
 from .retrying import NODE_VARIABLE
 
 TASK = "django_workflow.queueing.run_automatic_step"
 ENTRY_TASK = "django_workflow.queueing.run_entry"
+
+logger = logging.getLogger(__name__)
 
 
 def queue_entered(sender: Any, pk: Any, step: str, **kwargs: Any) -> None:
@@ -34,9 +37,21 @@ def queue_entered(sender: Any, pk: Any, step: str, **kwargs: Any) -> None:
     if declared is None or not workflow_settings.ENQUEUE_AUTOMATIC_STEPS:
         return
     if declared.on_enter is not None:
-        enqueue_entry(sender._meta.label, pk, step, workflow.queue)
+        _queue_or_leave_to_the_poll(enqueue_entry, sender, pk, step, "on_enter")
     if declared.is_automatic:
-        enqueue_step(sender._meta.label, pk, step, workflow.queue)
+        _queue_or_leave_to_the_poll(enqueue_step, sender, pk, step, "action")
+
+
+def _queue_or_leave_to_the_poll(enqueue: Any, model: Any, pk: Any, step: str, what: str) -> None:
+    # The move has committed: a broker that cannot be reached must not reach its caller
+    # as an error (it would retry a move that happened). The poll finds the work.
+    try:
+        enqueue(model._meta.label, pk, step, model.workflow.queue)
+    except Exception as error:
+        logger.warning(
+            "%s %s: the %s of step %r could not be queued (%s); the next poll runs it",
+            *(model._meta.label, pk, what, step, error_summary(error)),
+        )
 
 
 def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:

@@ -30,6 +30,7 @@ from .retrying import NODE_VARIABLE
 from .schedulers.precise import PreciseScheduler, Timeline
 
 PR_SET_CHILD_SUBREAPER = 36
+STOPS = (signal.SIGTERM, signal.SIGINT)
 
 
 class Supervisor:
@@ -43,6 +44,7 @@ class Supervisor:
         self.node = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stop = threading.Event()
         self.healthy = True
+        self._handle_stops()  # from here on, the clusters' start included, a stop is a stop
 
     def run(self) -> bool:
         """Run until SIGTERM or Ctrl-C; return whether every cluster stayed healthy."""
@@ -51,12 +53,15 @@ class Supervisor:
 
         os.environ[NODE_VARIABLE] = self.node  # inherited by the forked django-q2 processes
         _adopt_orphans()
-        clusters = [Cluster(get_broker(queue)) for queue in self.queues]
-        for cluster in clusters:
-            connections.close_all()  # forked cluster processes must not share our connections
-            cluster.start()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: self.stop.set())
+        # Each Cluster() installs django-q2's own handlers, which cannot stop a cluster not
+        # yet started: held back while they are built, then ours again.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+        try:
+            clusters = [Cluster(get_broker(queue)) for queue in self.queues]
+            self._handle_stops()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+        clusters = self._start(clusters)
         heartbeat = Heartbeat(self.node)
         heartbeat.start()
         timeline = None
@@ -82,6 +87,29 @@ class Supervisor:
         if timeline is not None:
             timeline.join()
         return self.healthy
+
+    def _handle_stops(self) -> None:
+        for signum in STOPS:
+            signal.signal(signum, lambda *_: self.stop.set())
+
+    def _start(self, clusters: list[Any]) -> list[Any]:
+        """Start the clusters until told to stop; the ones started.
+
+        A process-group stop during a start reaches its sentinel before it is up:
+        django-q2 then says it failed to start, which is the stop, not a failure.
+        """
+        started = []
+        for cluster in clusters:
+            if self.stop.is_set():
+                break
+            connections.close_all()  # forked cluster processes must not share our connections
+            try:
+                cluster.start()
+            except RuntimeError:
+                if not self.stop.is_set():
+                    raise
+            started.append(cluster)
+        return started
 
     def _watch(self, clusters: list[Any]) -> None:
         for cluster in clusters:

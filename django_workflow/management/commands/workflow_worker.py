@@ -59,13 +59,15 @@ class Command(BaseCommand):
             fired = run_due_work()  # each firing is logged with the records it fired for
             self.stdout.write(f"done: {sum(fired.values())} fired")
             return
+        queues = options["queues"] or sorted({work.queue for work in works})
+        supervisor = Supervisor(
+            queues, works, not options["no_timeline"], say=self.stdout.write
+        )  # a stop from now on stops the worker cleanly, even before its clusters run
         counts = PollingScheduler().sync(works)
         self.stdout.write("schedules: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-        queues = options["queues"] or sorted({work.queue for work in works})
-        self._run(queues, works, timeline=not options["no_timeline"])
+        self._run(supervisor)
 
-    def _run(self, queues: list[str], works: list[Any], timeline: bool) -> None:
-        supervisor = Supervisor(queues, works, timeline, say=self.stdout.write)
+    def _run(self, supervisor: Supervisor) -> None:
         healthy = supervisor.run()
         self.stdout.write("stopped")
         if not healthy:
