@@ -47,10 +47,10 @@ from .history import last_step_change
 from .models import TransitionLog, WorkflowOverview
 from .policies import allowed
 from .queueing import attempt_row, next_attempt_at, retry_now
+from .registry import workflow_models
 from .scheduling import zone_of
 from .undo import undoable, undoable_row
 from .wording import row_label, times_in
-from .workflow_model import workflow_models
 
 #: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
 #: only the changelist's.

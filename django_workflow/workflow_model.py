@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from asgiref.sync import sync_to_async
-from django.apps import apps
 from django.db import models, transaction
 
 from . import actionable, bulk, deadlines, engine, history, rearming, scheduling, undo
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
+from .registry import workflow_models as workflow_models  # where it lived before
 
 
 class WorkflowQuerySet(models.QuerySet):
@@ -182,16 +182,3 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     async def aundo(self, actor: Any = None) -> WorkflowModel:
         """``undo`` for async code: the same result and errors."""
         return await sync_to_async(self.undo, thread_sensitive=True)(actor)
-
-
-def workflow_models(app_configs: Any = None, *, declared: bool = True) -> list[Any]:
-    """The concrete workflow models (proxies share their model's); ``declared=False``
-    also returns those missing a ``Workflow``, for the checks to report."""
-    return [
-        model
-        for config in app_configs or apps.get_app_configs()
-        for model in config.get_models()
-        if issubclass(model, WorkflowModel)
-        and not model._meta.proxy
-        and (model.workflow is not None or not declared)
-    ]

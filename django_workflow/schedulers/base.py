@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from django.apps import apps
 
+from ..registry import workflow_models
 from ..work import Work
-from ..workflow_model import workflow_models
 
 
 class Scheduler(ABC):

@@ -18,12 +18,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from django_workflow.deadlines import catch_up
+from django_workflow.registry import workflow_models
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.polling import PollingScheduler
 from django_workflow.schedulers.precise import PreciseScheduler
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
-from django_workflow.workflow_model import workflow_models
 
 #: The worker's lines and django-q2's, like
 #: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local
