@@ -33,6 +33,7 @@ from ..scheduling import due_at
 from ..signals import step_changed
 from ..work import Work
 from .base import Scheduler, model_of
+from .registry import PRECISE
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +42,8 @@ SWEEP_LIMIT = 10_000
 
 
 class PreciseScheduler(Scheduler):
-    name = "precise"
-    floor = timedelta(seconds=1)
+    name = PRECISE.name
+    floor = PRECISE.floor
 
     def accepts(self, work: Work) -> bool:
         if work.self_scheduled or work.kind == WorkKind.STEP:
