@@ -7,7 +7,7 @@ the implementations load when first asked for, by the worker.
 from typing import Any
 
 from .base import Scheduler, all_works, model_of
-from .registry import SCHEDULERS, SchedulerInfo, loaded
+from .registry import SCHEDULERS, SchedulerInfo, loaded, loops
 
 __all__ = [
     "SCHEDULERS",
@@ -17,6 +17,7 @@ __all__ = [
     "SchedulerInfo",
     "all_works",
     "loaded",
+    "loops",
     "model_of",
 ]
 

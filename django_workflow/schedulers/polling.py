@@ -46,6 +46,8 @@ STEP_GRACE = timedelta(seconds=60)
 class PollingScheduler(Scheduler):
     name = POLLING.name
     floor = POLLING.floor
+    label = "polled"
+    arranges = "schedules"
 
     def accepts(self, work: Work) -> bool:
         """Its own workflows' deadlines, and every automatic step's safety net."""

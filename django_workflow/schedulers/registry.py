@@ -7,9 +7,11 @@ django-q2's machinery. So ``manage.py check`` imports none of it.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.utils.module_loading import import_string
 
@@ -46,3 +48,14 @@ SCHEDULERS: dict[str, SchedulerInfo] = {info.name: info for info in (POLLING, PR
 def loaded() -> list[Scheduler]:
     """One instance of every registered scheduler, in the registry's order."""
     return [info.load()() for info in SCHEDULERS.values()]
+
+
+def loops(works: list[Any]) -> dict[str, Callable[[threading.Event], None]]:
+    """What the worker runs beside its clusters, by thread name (the scheduler's
+    ``label``): the ``loop`` of every registered scheduler that has one for ``works``."""
+    found = {}
+    for scheduler in loaded():
+        loop = scheduler.loop(works)
+        if loop is not None:
+            found[scheduler.label] = loop
+    return found
