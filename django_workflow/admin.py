@@ -41,16 +41,15 @@ from .admin_log import TransitionLogAdmin, WorkflowModelFilter, rendered  # noqa
 from .admin_work import my_work_view
 from .conditions import unmet_reason
 from .declaration import humanise
-from .engine import available, permits
 from .errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from .history import last_step_change
 from .models import TransitionLog, WorkflowOverview
 from .policies import allowed
 from .queueing import attempt_row, next_attempt_at, retry_now
+from .registry import workflow_models
 from .scheduling import zone_of
 from .undo import undoable, undoable_row
 from .wording import row_label, times_in
-from .workflow_model import workflow_models
 
 #: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
 #: only the changelist's.
@@ -623,6 +622,8 @@ class WorkflowAdminMixin:
     def _condition_unmet(self, request: HttpRequest, record: Any, transition: Any) -> bool:
         """Whether the user's policy allows ``transition`` but its ``when`` does not hold
         now: a button that went stale, not a forbidden one."""
+        from .engine import available  # the runtime, loaded by a request, not with the admin
+
         seen = copy.copy(record)
         for field, value in self.get_workflow_transition_values(
             request, record, transition
@@ -638,6 +639,8 @@ class WorkflowAdminMixin:
         """The transitions this admin offers: those the user may call, with the values
         ``get_workflow_transition_values`` fills in. Override to hide some (a transition
         hidden here is refused here too, and stays callable in code)."""
+        from .engine import permits
+
         transitions = type(record).workflow.transitions_in(record.current_step)
         return [
             t.name

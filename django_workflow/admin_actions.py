@@ -10,7 +10,6 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 
-from .engine import decide, error_summary
 from .errors import (
     ConditionUnmet,
     NoRouteMatched,
@@ -48,6 +47,8 @@ def asks_values(workflow: Any, name: str) -> bool:
 def foresee(record: Any, name: str, actor: Any) -> tuple[str | None, str]:
     """Where ``record`` would go through ``name`` called by ``actor`` (and ``""``), or
     ``None`` and why it would stay; nothing is written."""
+    from .engine import decide  # the runtime, loaded by a request, not with the admin
+
     try:
         return decide(record, name, actor, {}).target, ""
     except (WorkflowError, TypeError) as error:
@@ -69,6 +70,8 @@ def reason_of(error: Exception) -> str:
         return "not offered in its step"
     if isinstance(error, NoRouteMatched):
         return "no route matched"
+    from .engine import error_summary
+
     return error_summary(error, 120)
 
 

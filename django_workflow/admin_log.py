@@ -26,8 +26,8 @@ from django.utils.text import capfirst
 
 from .events import Trigger
 from .models import TransitionLog
+from .registry import is_workflow_model, workflow_models
 from .wording import row_label, step_words, times_in
-from .workflow_model import WorkflowModel, workflow_models
 
 
 class WorkflowModelFilter(admin.SimpleListFilter):
@@ -268,7 +268,7 @@ class TransitionLogAdmin(admin.ModelAdmin):
 def _workflow(row: TransitionLog) -> Any:
     """The row's model's workflow; ``None`` when the model no longer declares one."""
     model = row.content_type.model_class()
-    return model.workflow if model is not None and issubclass(model, WorkflowModel) else None
+    return model.workflow if model is not None and is_workflow_model(model) else None
 
 
 def _named(name: str, label: str) -> str | None:

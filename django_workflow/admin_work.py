@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from .inbox import InboxItem, gather
-from .workflow_model import workflow_models
+from .registry import workflow_models
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.
 PAGE_SIZE = 100

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from .actionable import actionable
 from .columns import NEXT_DUE_AT
+from .registry import workflow_models
 
 #: How many items ``inbox`` returns unless told.
 DEFAULT_LIMIT = 50
@@ -62,8 +63,6 @@ def inbox(
     ``ValueError`` for a ``limit`` that is not a positive integer.
     """
     if models is None:
-        from .workflow_model import workflow_models
-
         models = workflow_models()
     sources = [model._default_manager.all() for model in models]
     return gather(sources, actor, partial(_available, actor=actor), now, limit=limit)

@@ -2,7 +2,9 @@
 
 The engine does not import this module: it announces every entry into a
 step (``entered_step``), and ``queue_entered`` queues the step's work after
-commit when the step is automatic.
+commit when the step is automatic. Nor does this module import the engine
+or firing on import (only the tasks that run them do): the app connects its
+receivers while Django loads, ``manage.py check`` included.
 """
 
 from __future__ import annotations
@@ -18,9 +20,7 @@ from django.apps import apps
 
 from . import retrying, stopping
 from .conf import workflow_settings
-from .engine import database, error_summary, run_step
 from .errors import TimeLimitExceeded
-from .firing import fire_one
 from .retrying import NODE_VARIABLE
 
 TASK = "django_workflow.queueing.run_automatic_step"
@@ -48,6 +48,8 @@ def _queue_or_leave_to_the_poll(enqueue: Any, model: Any, pk: Any, step: str, wh
     try:
         enqueue(model._meta.label, pk, step, model.workflow.queue)
     except Exception as error:
+        from .engine import error_summary
+
         logger.warning(
             "%s %s: the %s of step %r could not be queued (%s); the next poll runs it",
             *(model._meta.label, pk, what, step, error_summary(error)),
@@ -65,6 +67,8 @@ def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
 
 def run_entry(model_label: str, pk: Any, step: str) -> bool:
     """The django-q2 task of ``Step(on_enter=...)``: run it once for this entry."""
+    from .firing import fire_one
+
     model = apps.get_model(model_label)
     return fire_one(model, pk, model.workflow.work(f"enter:{step}"))
 
@@ -93,6 +97,8 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
 
 def attempt_row(record: Any) -> Any:
     """The attempt row of the automatic step ``record`` is in, if any."""
+    from .engine import database
+
     work = type(record).workflow.work(f"step:{record.current_step}")
     return (
         retrying.rows(type(record), database(record))
@@ -112,6 +118,8 @@ def next_attempt_at(record: Any, row: Any) -> Any:
 
 def retry_now(record: Any) -> bool:
     """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
+    from .engine import database
+
     workflow = type(record).workflow
     declared = workflow.steps.get(record.current_step)
     if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
@@ -128,6 +136,8 @@ def retry_now(record: Any) -> bool:
 
 def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
     """The django-q2 task for an automatic step; see ``engine.run_step``."""
+    from .engine import run_step
+
     _time_limit_raises_our_error()
     return run_step(apps.get_model(model_label), pk, step)
 

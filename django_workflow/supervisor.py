@@ -27,7 +27,7 @@ from . import stopping
 from .conf import workflow_settings
 from .recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
-from .schedulers.precise import PreciseScheduler, Timeline
+from .schedulers import loops
 
 PR_SET_CHILD_SUBREAPER = 36
 STOPS = (signal.SIGTERM, signal.SIGINT)
@@ -39,7 +39,7 @@ class Supervisor:
     def __init__(self, queues: list[str], works: list[Any], timeline: bool, say: Callable) -> None:
         self.queues = queues
         self.works = works
-        self.with_timeline = timeline and any(PreciseScheduler().accepts(w) for w in works)
+        self.loops = loops(works) if timeline else {}  # each scheduler's, by thread name
         self.say = say
         self.node = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stop = threading.Event()
@@ -64,14 +64,14 @@ class Supervisor:
         clusters = self._start(clusters)
         heartbeat = Heartbeat(self.node)
         heartbeat.start()
-        timeline = None
-        if self.with_timeline:
-            timeline = threading.Thread(
-                target=Timeline(self.works).run, args=(self.stop,), name="timeline"
-            )
-            timeline.start()
+        timelines = [
+            threading.Thread(target=loop, args=(self.stop,), name=name)
+            for name, loop in self.loops.items()
+        ]
+        for thread in timelines:
+            thread.start()
         self.say(
-            f"running: queues {', '.join(self.queues)}; timeline {'on' if timeline else 'off'}"
+            f"running: queues {', '.join(self.queues)}; timeline {'on' if timelines else 'off'}"
         )
         while not self.stop.wait(1):
             self._watch(clusters)
@@ -84,8 +84,8 @@ class Supervisor:
         released = hand_over(self.node)
         if released:
             self.say(f"released {released} unfinished attempt(s) for another worker")
-        if timeline is not None:
-            timeline.join()
+        for thread in timelines:
+            thread.join()
         return self.healthy
 
     def _handle_stops(self) -> None:

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from .firing import run_work
-from .workflow_model import workflow_models
+from .registry import workflow_models
 
 MAX_PASSES = 50
 

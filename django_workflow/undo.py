@@ -7,6 +7,9 @@ undoes. Undoing an undo is redo. Refusals raise ``UndoNotPermitted`` with a
 possible within ``Undo(within=...)`` of the manual move the chain began with,
 and neither once the worker has started on the step the move entered (its
 ``on_enter``, its action, a deadline of it): that effect has gone out.
+
+The engine is imported where an undo runs, not on import: the admin asks
+``undoable`` while Django loads it, and ``manage.py check`` loads no runtime.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from . import engine, retrying
+from . import retrying
 from .columns import STATE_ENTERED_AT
 from .declaration import Undo
 from .durations import parse_timedelta
@@ -80,7 +83,9 @@ def _work_started(record: Any, row: Any) -> bool:
     later = Q(occurred_at__gt=row.occurred_at) | Q(occurred_at=row.occurred_at, id__gt=row.id)
     if history(record).filter(later).exists():
         return True
-    model, db = type(record), engine.database(record)
+    from .engine import database
+
+    model, db = type(record), database(record)
     works = [work.name for work in model.workflow.works if work.step == row.to_state]
     entered = getattr(record, STATE_ENTERED_AT)
     attempts = retrying.rows(model, db).filter(object_id=str(record.pk), work__in=works)
@@ -99,17 +104,21 @@ def run_undo(record: Any, actor: Any = None) -> Any:
     The record's row is locked first: a worker firing the entered step's work holds it
     until its log row commits, which the check then sees.
     """
+    from .engine import database
+
     workflow = type(record).workflow
     attribute = workflow.state_attribute
     step = getattr(record, attribute)
-    with transaction.atomic(using=engine.database(record)):
-        rows = type(record)._base_manager.using(engine.database(record)).select_for_update()
+    with transaction.atomic(using=database(record)):
+        rows = type(record)._base_manager.using(database(record)).select_for_update()
         if rows.values_list(attribute, flat=True).get(pk=record.pk) != step:
             raise StaleRecord(record, (attribute,))
         return _undo(record, undoable_row(record, actor), step, actor)
 
 
 def _undo(record: Any, row: Any, step: str, actor: Any) -> Any:
+    from . import engine
+
     workflow = type(record).workflow
     if step != row.to_state:  # moved outside the workflow since the log's last change
         raise UndoNotPermitted(

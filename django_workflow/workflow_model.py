@@ -1,7 +1,9 @@
 """``WorkflowModel``: the class users subclass, its manager and its queryset.
 
 A facade: each method hands over to the engine, the history or the
-scheduling module. The workflow's own columns (the step, the entry instant,
+scheduling module. The engine (and bulk moves and undo, built on it) is
+imported by the methods that run it, so loading the models (as ``manage.py
+check`` does) loads no runtime. The workflow's own columns (the step, the entry instant,
 the fired columns) are the engine's: ``save()`` of an existing record leaves
 them alone.
 """
@@ -11,12 +13,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from asgiref.sync import sync_to_async
-from django.apps import apps
 from django.db import models, transaction
 
-from . import actionable, bulk, deadlines, engine, history, rearming, scheduling, undo
+from . import actionable, deadlines, history, rearming, scheduling
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
+from .registry import workflow_models as workflow_models  # where it lived before
 
 
 class WorkflowQuerySet(models.QuerySet):
@@ -41,6 +43,8 @@ class WorkflowQuerySet(models.QuerySet):
         return count
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        from . import engine
+
         objs = list(objs)
         for obj in objs:
             engine.starting(obj)
@@ -65,6 +69,8 @@ class WorkflowQuerySet(models.QuerySet):
     ) -> dict[Any, Any]:
         """Move each record that allows ``name``: ``{pk: its new step, or the error}``
         (docs: bulk moves)."""
+        from . import bulk
+
         return bulk.transition_many(
             self, name, actor, authorize=authorize, comment=comment, data=data, **accepted
         )
@@ -88,6 +94,8 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
 
         Raises ``DirectStepChange`` (and writes nothing) when the step was assigned directly.
         """
+        from . import engine
+
         if type(self).workflow is None:
             super().save(*args, update_fields=update_fields, **kwargs)
         elif self._state.adding or self.pk is None or kwargs.get("force_insert"):
@@ -119,12 +127,16 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     ) -> WorkflowModel:
         """Run transition ``name`` from the current step; ``comment`` and ``data`` go to
         its log row. See the docs for the errors."""
+        from . import engine
+
         return engine.run_transition(
             self, name, actor=actor, authorize=authorize, comment=comment, data=data, **accepted
         )
 
     def undo(self, actor: Any = None) -> WorkflowModel:
         """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
+        from . import undo
+
         return undo.run_undo(self, actor)
 
     def pending_deadlines(self) -> list[Any]:
@@ -150,6 +162,8 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
 
     def available_actions(self, actor: Any = None) -> list[str]:
         """The transitions ``actor`` may call now, in declaration order."""
+        from . import engine
+
         transitions = type(self).workflow.transitions_in(self.current_step)
         return [t.name for t in transitions if engine.permits(self, t, actor, {})]
 
@@ -182,16 +196,3 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     async def aundo(self, actor: Any = None) -> WorkflowModel:
         """``undo`` for async code: the same result and errors."""
         return await sync_to_async(self.undo, thread_sensitive=True)(actor)
-
-
-def workflow_models(app_configs: Any = None, *, declared: bool = True) -> list[Any]:
-    """The concrete workflow models (proxies share their model's); ``declared=False``
-    also returns those missing a ``Workflow``, for the checks to report."""
-    return [
-        model
-        for config in app_configs or apps.get_app_configs()
-        for model in config.get_models()
-        if issubclass(model, WorkflowModel)
-        and not model._meta.proxy
-        and (model.workflow is not None or not declared)
-    ]

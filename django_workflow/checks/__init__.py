@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core import checks
 
-from ..workflow_model import workflow_models
+from ..registry import workflow_models
 from .common import error
 from .deadlines import check_deadlines
 from .deployment import check_deployment

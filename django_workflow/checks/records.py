@@ -14,7 +14,7 @@ from django.core import checks
 from django.db import DatabaseError, router, transaction
 from django.db.models import Count
 
-from ..workflow_model import workflow_models
+from ..registry import workflow_models
 from .common import warning
 
 

@@ -1,19 +1,31 @@
-"""Schedulers: when units of work run. Each receives ``Work`` objects and nothing else."""
+"""Schedulers: when units of work run. Each receives ``Work`` objects and nothing else.
+
+``SCHEDULERS`` describes every scheduler without importing it (registry.py);
+the implementations load when first asked for, by the worker.
+"""
+
+from typing import Any
 
 from .base import Scheduler, all_works, model_of
-from .polling import PollingScheduler
-from .precise import PreciseScheduler
-
-#: Every scheduler, by the name a workflow's ``scheduler`` option gives.
-SCHEDULERS: dict[str, type[Scheduler]] = {
-    scheduler.name: scheduler for scheduler in (PollingScheduler, PreciseScheduler)
-}
+from .registry import SCHEDULERS, SchedulerInfo, loaded, loops
 
 __all__ = [
     "SCHEDULERS",
     "PollingScheduler",
     "PreciseScheduler",
     "Scheduler",
+    "SchedulerInfo",
     "all_works",
+    "loaded",
+    "loops",
     "model_of",
 ]
+
+_IMPLEMENTATIONS = {"PollingScheduler": "polling", "PreciseScheduler": "precise"}
+
+
+def __getattr__(name: str) -> Any:
+    # The implementations import the runtime: loaded on first use, never by the checks.
+    if name in _IMPLEMENTATIONS:
+        return SCHEDULERS[_IMPLEMENTATIONS[name]].load()
+    raise AttributeError(f"module 'django_workflow.schedulers' has no attribute {name!r}")

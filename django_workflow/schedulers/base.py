@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, ClassVar
 
 from django.apps import apps
 
+from ..registry import workflow_models
 from ..work import Work
-from ..workflow_model import workflow_models
 
 
 class Scheduler(ABC):
     """Decides when each ``Work`` runs; ``run_work`` does the running.
 
     A scheduler is chosen by a workflow's ``scheduler`` option (its ``name``);
-    ``floor`` is the shortest deadline it honours, which the checks enforce.
+    ``floor`` is the shortest deadline it honours, which the checks enforce. The
+    worker drives every scheduler of the registry: it ``sync``s each at its start
+    and runs each one's ``loop`` beside its django-q2 clusters.
     """
 
     name: ClassVar[str]
     floor: ClassVar[timedelta]
+    #: How the worker's start marks the works it accepts ("polled", "timeline").
+    label: ClassVar[str]
+    #: What ``sync`` arranges, as the worker's start names it; ``""``: nothing to say.
+    arranges: ClassVar[str] = ""
 
     @abstractmethod
     def accepts(self, work: Work) -> bool:
@@ -29,6 +37,11 @@ class Scheduler(ABC):
     @abstractmethod
     def sync(self, works: list[Work]) -> dict[str, int]:
         """Make durable arrangements for ``works`` (and drop stale ones); return counts."""
+
+    def loop(self, works: list[Work]) -> Callable[[threading.Event], None] | None:
+        """What the worker runs in a thread of its own until the event is set, for
+        ``works``; ``None`` when django-q2's cluster does all the running."""
+        return None
 
 
 def all_works() -> list[Work]:

@@ -33,6 +33,7 @@ from ..firing import named, run_due
 from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler
+from .registry import POLLING
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +44,10 @@ STEP_GRACE = timedelta(seconds=60)
 
 
 class PollingScheduler(Scheduler):
-    name = "polling"
-    floor = timedelta(seconds=60)
+    name = POLLING.name
+    floor = POLLING.floor
+    label = "polled"
+    arranges = "schedules"
 
     def accepts(self, work: Work) -> bool:
         """Its own workflows' deadlines, and every automatic step's safety net."""

@@ -18,6 +18,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..scheduling import due_at
 from ..signals import step_changed
 from ..work import Work
 from .base import Scheduler, model_of
+from .registry import PRECISE
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +43,9 @@ SWEEP_LIMIT = 10_000
 
 
 class PreciseScheduler(Scheduler):
-    name = "precise"
-    floor = timedelta(seconds=1)
+    name = PRECISE.name
+    floor = PRECISE.floor
+    label = "timeline"
 
     def accepts(self, work: Work) -> bool:
         if work.self_scheduled or work.kind == WorkKind.STEP:
@@ -51,6 +54,12 @@ class PreciseScheduler(Scheduler):
 
     def sync(self, works: list[Work]) -> dict[str, int]:
         return {"timed": sum(1 for work in works if self.accepts(work))}
+
+    def loop(self, works: list[Work]) -> Callable[[threading.Event], None] | None:
+        """The timeline, when a work is precise."""
+        if not any(self.accepts(work) for work in works):
+            return None
+        return lambda stop: Timeline(works).run(stop)
 
 
 class Lease:

@@ -1,8 +1,9 @@
 """``manage.py workflow_worker``: run every workflow's work.
 
 Computes the stored due instants again where the declaration of deadlines
-changed, syncs the polling Schedules, then runs a django-q2 cluster per workflow
-queue and, when a workflow uses the precise scheduler, the timeline.
+changed, syncs every scheduler of the registry (the polling Schedules), then
+runs a django-q2 cluster per workflow queue and what the schedulers run beside
+it (the timeline, when a workflow uses the precise scheduler).
 SIGTERM and Ctrl-C stop it cleanly: running actions finish within
 ``SHUTDOWN_GRACE`` seconds, or are released for another worker. ``--once``
 runs everything due now and exits, for cron-driven deployments and tests.
@@ -18,12 +19,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from django_workflow.deadlines import catch_up
-from django_workflow.schedulers.base import all_works
-from django_workflow.schedulers.polling import PollingScheduler
-from django_workflow.schedulers.precise import PreciseScheduler
+from django_workflow.registry import workflow_models
+from django_workflow.schedulers import Scheduler, all_works, loaded
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
-from django_workflow.workflow_model import workflow_models
 
 #: The worker's lines and django-q2's, like
 #: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local
@@ -50,8 +49,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         configure_logging(options["verbosity"], self.stdout)
-        works = all_works()
-        self._summary(works)
+        works, schedulers = all_works(), loaded()
+        self._summary(works, schedulers)
         for label, count in catch_up(workflow_models()).items():
             if count:  # a first start usually finds every instant already right
                 self.stdout.write(f"{label}: deadlines changed; {count} due instant(s) moved")
@@ -63,8 +62,7 @@ class Command(BaseCommand):
         supervisor = Supervisor(
             queues, works, not options["no_timeline"], say=self.stdout.write
         )  # a stop from now on stops the worker cleanly, even before its clusters run
-        counts = PollingScheduler().sync(works)
-        self.stdout.write("schedules: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        self._sync(works, schedulers)
         self._run(supervisor)
 
     def _run(self, supervisor: Supervisor) -> None:
@@ -73,12 +71,18 @@ class Command(BaseCommand):
         if not healthy:
             sys.exit(1)
 
-    def _summary(self, works: list[Any]) -> None:
-        polling, precise = PollingScheduler(), PreciseScheduler()
+    def _sync(self, works: list[Any], schedulers: list[Scheduler]) -> None:
+        for scheduler in schedulers:
+            counts = scheduler.sync(works)
+            if scheduler.arranges:
+                said = ", ".join(f"{k} {v}" for k, v in counts.items())
+                self.stdout.write(f"{scheduler.arranges}: {said}")
+
+    def _summary(self, works: list[Any], schedulers: list[Scheduler]) -> None:
         self.stdout.write(f"{len(works)} unit(s) of work:")
         for work in works:
-            how = "timeline" if precise.accepts(work) else "polled" if polling.accepts(work) else ""
-            how = how or "self-scheduled"
+            accepting = (s.label for s in schedulers if s.accepts(work))
+            how = next(accepting, "self-scheduled")
             self.stdout.write(
                 f"  {work.model_label} {work.name} [{how}, queue {work.queue}, "
                 f"check {work.check_interval}]"

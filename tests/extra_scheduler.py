@@ -1,0 +1,29 @@
+"""A scheduler of the tests' own, registered by ``tests/settings_extra_scheduler.py``:
+whatever the registry holds, the worker syncs it and runs its loop."""
+
+import threading
+from datetime import timedelta
+
+from django_workflow.schedulers import Scheduler
+from django_workflow.work import Work
+
+
+class TallyScheduler(Scheduler):
+    name = "tally"
+    floor = timedelta(seconds=1)
+    label = "tally"
+    arranges = "tallies"
+
+    def accepts(self, work: Work) -> bool:
+        return False
+
+    def sync(self, works: list[Work]) -> dict[str, int]:
+        return {"seen": len(works)}
+
+    def loop(self, works: list[Work]):
+        def run(stop: threading.Event) -> None:
+            print(f"tally loop running in {threading.current_thread().name}", flush=True)
+            stop.wait()
+            print("tally loop stopped", flush=True)
+
+        return run

@@ -1,0 +1,10 @@
+"""The test settings, with one more scheduler in the registry (tests/extra_scheduler.py)."""
+
+from datetime import timedelta
+
+from django_workflow.schedulers.registry import SCHEDULERS, SchedulerInfo
+from tests.settings import *  # noqa: F403
+
+SCHEDULERS["tally"] = SchedulerInfo(
+    "tally", timedelta(seconds=1), "tests.extra_scheduler.TallyScheduler"
+)
