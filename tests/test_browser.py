@@ -120,7 +120,7 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")
         assert current.get_attribute("data-step") == "rejected"
         newest = self.driver.find_element(By.CSS_SELECTOR, ".workflow-history tbody tr")
-        assert "reject" in newest.text and "staff" in newest.text
+        assert "Reject" in newest.text and "staff" in newest.text  # the label
         self.screenshot("after")
         assert Decision.objects.get(pk=decision.pk).state == "rejected"
 
