@@ -783,12 +783,15 @@ def _kept(request: HttpRequest) -> str:
     return f"?{urlencode({'_changelist_filters': filters})}" if filters else ""
 
 
-def describe_deadline(deadline: Any, record: Any, now: Any = None, named: bool = True) -> str:
+def describe_deadline(
+    deadline: Any, record: Any, now: Any = None, named: bool = True, zone: Any = None
+) -> str:
     """``"Reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: the deadline's label, in the
-    record's time zone (the workflow's ``time_zone``, or ``time_zone_field``), with how
-    far away it is; the year too when it is not this year. ``named=False`` leaves the
-    zone out, for a screen that names it once. In the active language."""
-    zone, now = zone_of(record), now or timezone.now()
+    record's time zone (the workflow's ``time_zone``, or ``time_zone_field``) or in
+    ``zone`` when given, with how far away it is; the year too when it is not this year.
+    ``named=False`` leaves the zone out, for a screen that names it once. In the active
+    language."""
+    zone, now = zone or zone_of(record), now or timezone.now()
     due = deadline.due_at.astimezone(zone)
     shape = "D j M H:i" if due.year == now.astimezone(zone).year else "D j M Y H:i"
     when = dateformat.format(due, shape) + (f" {due.tzname()}" if named else "")

@@ -12,6 +12,7 @@ it is handed the admin site and the admin's way of describing a deadline.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.contrib.admin.utils import quote
@@ -23,6 +24,7 @@ from django.utils.text import capfirst
 
 from .inbox import InboxItem, gather
 from .registry import workflow_models
+from .wording import times_in
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.
 PAGE_SIZE = 100
@@ -32,8 +34,10 @@ def my_work_view(
     request: HttpRequest, *, admin_site: Any, describe: Callable[..., str]
 ) -> TemplateResponse:
     """The records the user can act on here, soonest deadline first, each linking to its
-    change page; ``describe(deadline, record, now)`` words a deadline as the admin does."""
-    now = timezone.now()
+    change page; ``describe(deadline, record, now, named=, zone=)`` words a deadline as
+    the admin does. Rows of models in different zones: every time reads in the current
+    zone, named once."""
+    now, zone = timezone.now(), timezone.get_current_timezone()
     admins = {admin.model: admin for admin in changeable(admin_site, request)}
     items = gather(
         [admin.get_queryset(request) for admin in admins.values()],
@@ -45,7 +49,8 @@ def my_work_view(
     context = {
         **admin_site.each_context(request),
         "title": "My work",
-        "rows": [_row(item, admin_site, describe, now) for item in items],
+        "rows": [_row(item, admin_site, partial(describe, zone=zone), now) for item in items],
+        "workflow_zone": times_in(zone, now),
         "limit": PAGE_SIZE,
     }
     return TemplateResponse(request, "admin/django_workflow/my_work.html", context)
@@ -95,4 +100,4 @@ def _deadline(item: InboxItem, describe: Callable[..., str], now: Any) -> str:
     if item.due_at is None:
         return ""
     pending = item.record.pending_deadlines()
-    return describe(pending[0], item.record, now) if pending else ""
+    return describe(pending[0], item.record, now, named=False) if pending else ""

@@ -24,7 +24,7 @@ LOG = "/admin/django_workflow/transitionlog/"
 def cells(html, column):
     """The text of each row's cell in ``column`` of a changelist (its ``field-`` class)."""
     found = re.findall(rf'<t[dh] class="field-{column}[^"]*">(.*?)</t[dh]>', html, re.S)
-    return [re.sub(r"<[^>]+>", " ", cell).strip() for cell in found]
+    return [" ".join(re.sub(r"<[^>]+>", " ", cell).split()) for cell in found]
 
 
 def headers(html):
@@ -52,28 +52,34 @@ def test_the_log_admin_has_headers_for_people_and_reads_in_labels(admin_client):
     decision = Decision.objects.create()
     decision.hold(actor="ana")  # "Put on hold", into "On hold"
     html = admin_client.get(LOG).content.decode()
-    assert headers(html) == [
-        "When",
-        "Model",
-        "Record",
-        "From",
-        "To",
-        "Transition",
-        "Trigger",
-        "Actor",
-    ]
-    assert cells(html, "to_step")[:2] == ["On hold", "Pending"]
-    assert cells(html, "from_step")[0] == "Pending"
+    assert headers(html) == ["When", "Record", "From → to", "Transition", "Trigger", "Actor"]
+    assert cells(html, "steps")[:2] == ["Pending → On hold", "Pending"]
     assert cells(html, "transition")[0] == "Put on hold"
     assert cells(html, "trigger")[:2] == ["by a person", "created"]
-    assert cells(html, "workflow_model")[0] == "Decision"
 
 
-def test_the_log_admin_names_the_record_and_links_its_page(admin_client, urgent_ticket):
+def test_the_log_admin_names_the_record_and_links_its_page_over_its_model(
+    admin_client, urgent_ticket
+):
     html = admin_client.get(LOG).content.decode()
     link = f'<a href="/admin/support/ticket/{urgent_ticket.pk}/change/">Printer on fire</a>'
     assert link in html
-    assert set(cells(html, "record_link")) == {"Printer on fire"}
+    assert set(cells(html, "record_link")) == {"Printer on fire Ticket"}
+
+
+def test_the_log_admin_shows_a_rows_comment_under_its_transition(admin_client):
+    decision = Decision.objects.create()
+    decision.hold(actor="ana", comment="Waiting for the <b>legal</b> review")
+    html = admin_client.get(LOG).content.decode()
+    assert (
+        cells(html, "transition")[0]
+        == "Put on hold “Waiting for the &lt;b&gt;legal&lt;/b&gt; review”"
+    )
+
+
+def test_a_row_that_stays_in_its_step_names_the_step_once(admin_client, urgent_ticket):
+    html = admin_client.get(LOG).content.decode()
+    assert cells(html, "steps")[:3] == ["Urgent", "New → Urgent", "New"]
 
 
 def test_triggers_and_deadlines_read_in_words_in_the_log_and_the_history(

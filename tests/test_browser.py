@@ -120,7 +120,7 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
         current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")
         assert current.get_attribute("data-step") == "rejected"
         newest = self.driver.find_element(By.CSS_SELECTOR, ".workflow-history tbody tr")
-        assert "reject" in newest.text and "staff" in newest.text
+        assert "Reject" in newest.text and "staff" in newest.text  # the label
         self.screenshot("after")
         assert Decision.objects.get(pk=decision.pk).state == "rejected"
 
@@ -391,7 +391,8 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
 
     def test_each_page_names_one_time_zone(self):
         """A workflow counted in Europe/Zagreb: its change page and changelist show every
-        time in that zone and name it once, never beside UTC."""
+        time in that zone and name it once, never beside UTC. My work, with rows of every
+        example, shows them all in the site's zone (UTC here), named once."""
         from selenium.webdriver.common.by import By
 
         ticket = seed_examples()["support"]
@@ -407,6 +408,12 @@ class TestAdminInABrowser(StaticLiveServerTestCase):
             text = self.driver.find_element(By.ID, "content").text
             zones = set(re.findall(r"\b(UTC|GMT|CES?T|EES?T)\b", text))
             assert len(zones) == 1 and zones <= {"CET", "CEST"}, (url, zones)
+        self.visit(reverse("admin:django_workflow_my_work"))
+        named = self.driver.find_elements(By.CSS_SELECTOR, ".workflow-zone")
+        assert [element.text for element in named] == ["Times in UTC."]
+        text = self.driver.find_element(By.ID, "content").text
+        assert set(re.findall(r"\b(UTC|GMT|CES?T|EES?T)\b", text)) == {"UTC"}, text
+        assert len(self.driver.find_elements(By.CSS_SELECTOR, ".workflow-my-work-item")) == 5
 
 
 def seed_examples():

@@ -1,6 +1,7 @@
 """``django_workflow.inbox(actor)`` and the admin's "My work" page: what is waiting for
 a person across every workflow model, soonest deadline first (docs/work-queues.md)."""
 
+import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -154,7 +155,7 @@ def test_my_work_lists_the_users_records_in_the_models_they_may_change(waiting, 
     assert rows[0]["url"] == f"/admin/testapp/claim/{claim.pk}/change/"
     html = page.content.decode()
     assert f'href="/admin/testapp/claim/{claim.pk}/change/"' in html
-    assert "Reminder due Tue 29 Dec 10:00 CET (in 4 d)" in html
+    assert "Reminder due Tue 29 Dec 09:00 (in 4 d)" in html  # in the site's zone, UTC
     assert (
         '<span class="workflow-my-work-action" data-transition="close">Close</span>, '
         '<span class="workflow-my-work-action" data-transition="start">Start</span>'
@@ -191,9 +192,21 @@ def test_my_work_words_an_overdue_deadline_as_the_admin_does(waiting, clerk, cli
     client.force_login(clerk)
     html = client.get(MY_WORK).content.decode()
     assert (
-        '<span class="workflow-overdue">Reminder due Tue 29 Dec 10:00 CET (overdue by 1 d 2 h)'
-        in html
+        '<span class="workflow-overdue">Reminder due Tue 29 Dec 09:00 (overdue by 1 d 2 h)' in html
     )
+
+
+def test_my_work_shows_every_time_in_the_current_zone_named_once(waiting, admin_client, settings):
+    """A claim counted in Zagreb beside a proposal counted in UTC: both deadlines read in
+    the site's zone, which the page names once at the top."""
+    settings.TIME_ZONE = "Europe/Zagreb"
+    assert (Proposal.workflow.time_zone, Claim.workflow.time_zone) == ("UTC", "Europe/Zagreb")
+    html = admin_client.get(MY_WORK).content.decode()
+    assert html.count('<p class="workflow-zone">Times in Europe/Zagreb (CET).</p>') == 1
+    assert "Reminder due Sun 27 Dec 10:00 (in 2 d)" in html  # the proposal's, 09:00 UTC
+    assert "Reminder due Tue 29 Dec 10:00 (in 4 d)" in html  # the claim's
+    content = html[html.index('id="content-main"') :]
+    assert re.findall(r"\b(UTC|GMT|CES?T)\b", content) == ["CET"]
 
 
 def test_my_work_is_for_staff_and_linked_from_the_overview(clerk, client, admin_user):

@@ -4,6 +4,7 @@ Seeding takes seconds, so one test seeds once and checks everything.
 """
 
 import io
+import re
 from datetime import timedelta
 from itertools import pairwise
 
@@ -34,6 +35,7 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     each_app_has_a_deadline_already_due_for_the_worker()
     a_halted_record_shows_its_panel_with_retry_now()
     assert "Already due, for the worker to fire as it starts (10):" in seeded
+    the_summary_reads_in_labels(seeded)
     assert seeded.rstrip().endswith("Log in at http://demo.example:9000/admin/ as admin / admin")
 
     counts, rows = [model.objects.count() for model in MODELS], TransitionLog.objects.count()
@@ -42,6 +44,17 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     assert TransitionLog.objects.count() == rows
     assert "Demo data already present (8 hiring.Candidate, " in again
     assert "nothing seeded" in again
+
+
+def the_summary_reads_in_labels(seeded):
+    """Steps and deadlines as the admin shows them, never their names in the code."""
+    assert "Candidates: 1 Hired, 1 Rejected, 1 Offer sent, 1 Awaiting a decision, " in seeded
+    assert "  Candidate Katherine Example (Offer sent): Offer reminder, due 1 h 30 min ago" in (
+        seeded
+    )
+    assert "  Ticket Site down (Urgent): SLA warning, due 20 min ago" in seeded
+    summary = seeded[: seeded.index("Log in at")]
+    assert not re.findall(r"\b[a-z]+_[a-z_]+\b", summary)  # offer_sent, offer_reminder
 
 
 def every_app_has_records_in_several_steps():

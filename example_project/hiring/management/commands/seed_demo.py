@@ -32,6 +32,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.test import override_settings
 from django.utils import timezone
+from django.utils.text import capfirst
 
 from django_workflow.testing import run_due_work
 from example_project.approvals.models import Document
@@ -268,20 +269,22 @@ class Command(BaseCommand):
         self.report()
 
     def report(self) -> None:
+        """Records per step and the deadlines already due, in the labels the admin shows."""
         now = timezone.now()
         due = []
         for model in MODELS:
             steps: dict[str, int] = {}
             for record in model.objects.order_by("pk"):
-                steps[record.current_step] = steps.get(record.current_step, 0) + 1
+                step = str(model.workflow.step_label(record.current_step))
+                steps[step] = steps.get(step, 0) + 1
                 due += [
-                    f"  {model._meta.label} {record} ({record.current_step}): {d.name}, "
+                    f"  {capfirst(model._meta.verbose_name)} {record} ({step}): {d.label}, "
                     f"due {_ago(now - d.due_at)}"
                     for d in record.pending_deadlines()
                     if d.due_at <= now
                 ]
             listed = ", ".join(f"{count} {step}" for step, count in steps.items())
-            self.stdout.write(f"{model._meta.verbose_name_plural}: {listed}")
+            self.stdout.write(f"{capfirst(model._meta.verbose_name_plural)}: {listed}")
         self.stdout.write(f"Already due, for the worker to fire as it starts ({len(due)}):")
         for line in due:
             self.stdout.write(line)
