@@ -16,11 +16,10 @@ from typing import Any
 
 from django.apps import apps
 
-from . import retrying, stopping
+from . import effects, retrying, stopping
 from .conf import workflow_settings
 from .engine import database, error_summary, run_step
 from .errors import TimeLimitExceeded
-from .firing import fire_one
 from .retrying import NODE_VARIABLE
 
 TASK = "django_workflow.queueing.run_automatic_step"
@@ -63,10 +62,10 @@ def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
     async_task(ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options)
 
 
-def run_entry(model_label: str, pk: Any, step: str) -> bool:
-    """The django-q2 task of ``Step(on_enter=...)``: run it once for this entry."""
-    model = apps.get_model(model_label)
-    return fire_one(model, pk, model.workflow.work(f"enter:{step}"))
+def run_entry(model_label: str, pk: Any, step: str) -> int:
+    """The django-q2 task of ``Step(on_enter=...)``: run what the record owes for its
+    entries into ``step``, even if it has moved on since; how many effects committed."""
+    return effects.run_for_record(apps.get_model(model_label), pk, step)
 
 
 def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from . import engine, retrying
+from . import effects, engine, retrying
 from .columns import STATE_ENTERED_AT
 from .declaration import Undo
 from .durations import parse_timedelta
@@ -115,6 +115,9 @@ def _undo(record: Any, row: Any, step: str, actor: Any) -> Any:
         raise UndoNotPermitted(
             "not_undoable", f"The record is in {step!r}, not where its last change left it."
         )
+    # The effect of the entry undone has not started (or undo is refused): it is not owed.
+    rows = type(record)._base_manager.using(engine.database(record)).filter(pk=record.pk)
+    effects.cancel(record, step, rows.values_list(STATE_ENTERED_AT, flat=True).get())
     changes = engine.entry_changes(workflow, row.from_state, timezone.now())
     event = Event(step, row.from_state, "undo", Trigger.UNDO, actor, reverses=row)
     return engine.move(record, {workflow.state_attribute: step}, changes, event)
