@@ -27,6 +27,9 @@ from .events import Trigger
 # The first migration whose log accepts the `migration` trigger.
 LOG_MIGRATION = ("django_workflow", "0003_attempts_survive_interruptions")
 
+# The first migration with the table of effects owed per entry (``Step(on_enter=...)``).
+EFFECTS_MIGRATION = ("django_workflow", "0010_pending_effects")
+
 # Records moved per UPDATE and per batch of log rows: a primary key list this
 # long stays under every supported backend's limit of query parameters.
 CHUNK_SIZE = 500
@@ -145,7 +148,8 @@ class MoveRecords(_RepairOperation):
 
     Each moved record enters ``to_step`` now: its state and ``state_entered_at``
     change, the fired columns of ``to_step``'s action timeouts (as the current
-    declaration names them) are cleared, and, unless ``log=False``, one
+    declaration names them) are cleared, its ``on_enter`` is owed to each record
+    (the migration then depends on ``EFFECTS_MIGRATION``), and, unless ``log=False``, one
     ``TransitionLog`` row per record records the move with trigger
     ``migration``. No action, signal or policy runs: the worker picks up
     automatic steps and deadlines as it finds them.
@@ -206,12 +210,25 @@ class MoveRecords(_RepairOperation):
         rows = model._base_manager.db_manager(alias).filter(**{column: self.from_step})
         with transaction.atomic(using=alias):
             log_to = self._log_target(to_state.apps, model, alias) if self.log else None
+            effects_to = self._effects_target(to_state.apps, model, alias)
             # Locked until the migration commits, so every key read here is moved below.
             entered = dict(self._entered(rows.select_for_update().order_by("pk"), model))
             pks = list(entered)
             for start in range(0, len(pks), CHUNK_SIZE):
                 chunk = pks[start : start + CHUNK_SIZE]
                 rows.filter(pk__in=chunk).update(**changes)
+                if effects_to is not None:
+                    effect_model, content_type = effects_to
+                    effect_model._base_manager.db_manager(alias).bulk_create(
+                        effect_model(
+                            content_type=content_type,
+                            object_id=str(pk),
+                            step=self.to_step,
+                            entered_at=now,
+                            due_at=now,
+                        )
+                        for pk in chunk
+                    )
                 if log_to is not None:
                     log_model, content_type = log_to
                     log_model._base_manager.db_manager(alias).bulk_create(
@@ -242,6 +259,36 @@ class MoveRecords(_RepairOperation):
         if workflow is None:
             return []
         return [name for name in workflow.fired_fields(self.to_step) if _has_field(model, name)]
+
+    def _effects_target(self, apps: Any, model: Any, alias: str) -> tuple[Any, Any] | None:
+        """Where the ``on_enter`` of ``to_step`` (as the code declares it) is owed per moved
+        record: the historical ``PendingEffect`` and the content type; ``None`` without one."""
+        try:
+            workflow = getattr(global_apps.get_model(model._meta.label), "workflow", None)
+        except LookupError:
+            return None
+        step = workflow.steps.get(self.to_step) if workflow is not None else None
+        if step is None or step.on_enter is None:
+            return None
+        try:
+            effect_model = apps.get_model("django_workflow", "PendingEffect")
+        except LookupError:
+            raise ValueError(
+                f"MoveRecords into {self.to_step!r} owes its on_enter to each record: add "
+                f"{EFFECTS_MIGRATION!r} to the migration's dependencies."
+            ) from None
+        return effect_model, self._content_type(apps, model, alias)
+
+    @staticmethod
+    def _content_type(apps: Any, model: Any, alias: str) -> Any:
+        """The content type the package's rows point at: the concrete model's, as the
+        engine's are, proxies included."""
+        content_types = apps.get_model("contenttypes", "ContentType")
+        concrete = model._meta.concrete_model._meta
+        content_type, _ = content_types._base_manager.db_manager(alias).get_or_create(
+            app_label=concrete.app_label, model=concrete.model_name
+        )
+        return content_type
 
     def _log_target(self, apps: Any, model: Any, alias: str) -> tuple[Any, Any]:
         """The historical log model and the content type its rows point at."""

@@ -2,9 +2,14 @@
 never moving the record, even when the record moved on before it ran
 (docs/automatic-steps.md, "Effects on entering a step")."""
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
+from django.db import connection, connections
+from django.test import override_settings
 from django_q.models import OrmQ
 
 from django_workflow.engine import run_step
@@ -12,6 +17,7 @@ from django_workflow.models import PendingEffect, TransitionLog, WorkAttempt
 from django_workflow.queueing import run_entry
 from django_workflow.testing import run_due_work
 from tests.moments import T
+from tests.processes import ROOT
 from tests.testapp.models import Shipment
 
 pytestmark = pytest.mark.django_db
@@ -139,3 +145,42 @@ def test_an_effect_cut_short_by_a_crash_runs_again_without_spending_an_attempt(c
     assert printed(shipment) == 1
     assert not PendingEffect.objects.exists()
     assert not WorkAttempt.objects.filter(object_id=str(shipment.pk)).exists()
+
+
+def once(env):
+    """One ``workflow_worker --once`` process on the test database."""
+    connections.close_all()
+    return subprocess.run(
+        [sys.executable, "-m", "django", "workflow_worker", "--once"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "WORKFLOW_DB_NAME": str(connection.settings_dict["NAME"]),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_effect_leaves_it_owed_and_the_next_commits_it_once(tmp_path):
+    with override_settings(DJANGO_WORKFLOW={"ENQUEUE_AUTOMATIC_STEPS": False}):
+        shipment = Shipment.objects.create()  # committed; its task is lost
+    marker = tmp_path / "crash"
+    marker.touch()
+    killed = once({"SHIPMENT_CRASH_MARKER": str(marker)})
+    assert killed.returncode == 1, killed.stderr  # died inside the effect, after its save
+    assert not marker.exists()
+    assert printed(shipment) == 0  # its writes rolled back with it
+    assert PendingEffect.objects.get().attempts == 0  # a crash spends no attempt
+    Shipment.objects.get(pk=shipment.pk).ship()  # moves on before any worker runs again
+    for _ in range(2):
+        assert once({}).returncode == 0
+    assert printed(shipment) == 1
+    assert Shipment.objects.get(pk=shipment.pk).state == "shipped"
+    assert not PendingEffect.objects.exists()
+    rows = TransitionLog.objects.filter(object_id=str(shipment.pk), transition_name="on_enter")
+    assert rows.count() == 1

@@ -18,9 +18,10 @@ from django.test import override_settings
 from django.utils import timezone
 
 from django_workflow import operations
-from django_workflow.models import TransitionLog
+from django_workflow.models import PendingEffect, TransitionLog
 from django_workflow.operations import MoveRecords, RenameStep
-from tests.testapp.models import Batch, Candidate, CandidateProxy, Order, Routed, Ticket
+from django_workflow.testing import run_due_work
+from tests.testapp.models import Batch, Candidate, CandidateProxy, Order, Routed, Shipment, Ticket
 
 # The schema editor cannot run inside the test's transaction on SQLite.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -149,6 +150,23 @@ def test_moved_records_enter_their_new_step_now(states):
     forwards(MoveRecords("testapp.Ticket", "gone", "working"), states)
     ticket.refresh_from_db()
     assert ticket.state_entered_at >= before
+
+
+def test_moved_records_owe_the_on_enter_of_their_new_step_and_the_worker_runs_it(states):
+    shipments = [strand(Shipment.objects.create()) for _ in range(2)]  # labels printed
+    forwards(MoveRecords("testapp.Shipment", "gone", "packing"), states)
+    assert PendingEffect.objects.filter(step="packing").count() == 2
+    run_due_work()
+    assert [Shipment.objects.get(pk=s.pk).labels_printed for s in shipments] == [2, 2]
+
+
+def test_move_records_into_a_step_with_on_enter_needs_the_table_of_effects(states):
+    strand(Shipment.objects.create())
+    before, after = (state.clone() for state in states)
+    for state in (before, after):
+        state.remove_model("django_workflow", "pendingeffect")
+    with pytest.raises(ValueError, match="0010_pending_effects"):
+        forwards(MoveRecords("testapp.Shipment", "gone", "packing"), (before, after))
 
 
 def test_move_records_logs_one_migration_row_per_moved_record(states):
