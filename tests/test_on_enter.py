@@ -184,3 +184,13 @@ def test_a_worker_killed_mid_effect_leaves_it_owed_and_the_next_commits_it_once(
     assert not PendingEffect.objects.exists()
     rows = TransitionLog.objects.filter(object_id=str(shipment.pk), transition_name="on_enter")
     assert rows.count() == 1
+
+
+def test_an_effect_run_after_the_record_left_does_not_put_it_back_in_its_history(clock):
+    shipment = Shipment.objects.create()
+    clock.move_to(T + timedelta(minutes=1))
+    shipment.ship()
+    clock.move_to(T + timedelta(minutes=2))
+    run_due_work()  # the creation's effect, logged in place in packing
+    assert printed(shipment) == 1
+    assert shipment.state_at(T + timedelta(minutes=3)) == "shipped"
