@@ -2,7 +2,8 @@
 
 Renaming or removing a step in a declaration leaves rows behind in a step the
 workflow cannot read. ``RenameStep`` and ``MoveRecords`` put them back into a
-declared step from a migration. They work on the historical models of the
+declared step from a migration. ``OweUnranEffects`` carries over, on upgrade,
+the ``on_enter`` effects a fired column still marked as not run. They work on the historical models of the
 migration's state, like ``RunPython`` code should, so an old migration keeps
 running after the models change; the historical model carries no workflow,
 so the state column is named by ``state_attribute``.
@@ -333,6 +334,77 @@ class MoveRecords(_RepairOperation):
     @property
     def migration_name_fragment(self) -> str:
         return f"move_{self._model_name()}_{self.from_step}_to_{self.to_step}"
+
+
+class OweUnranEffects(_RepairOperation):
+    """Carry over the ``on_enter`` effects a release with fired columns had not run yet.
+
+    Up to release 2, ``Step(on_enter=...)`` ran once per stay, marked done in the
+    generated column ``<step>_on_enter_fired_at``; now each entry owes a
+    ``PendingEffect`` row. Put this before the ``RemoveField`` of that column: each
+    record in ``step`` whose column is still empty gets the effect owed to its
+    entry. It needs ``EFFECTS_MIGRATION`` among the dependencies; not reversible.
+    """
+
+    reversible = False
+
+    def __init__(self, model: str, step: str, state_attribute: str = "state") -> None:
+        _require_step_names("OweUnranEffects", model=model, step=step)
+        self.model = model
+        self.step = step
+        self.state_attribute = state_attribute
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        kwargs: dict[str, Any] = {"model": self.model, "step": self.step}
+        if self.state_attribute != "state":
+            kwargs["state_attribute"] = self.state_attribute
+        return type(self).__name__, [], kwargs
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        model = self._model(from_state.apps, app_label)
+        alias = schema_editor.connection.alias
+        if not self._allowed(alias, model):
+            return
+        fired = f"{self.step}_on_enter_fired_at"
+        if not _has_field(model, fired):
+            raise ValueError(
+                f"OweUnranEffects: {model._meta.label} has no field {fired!r} in the "
+                "migration's state. Put the operation before the RemoveField of that column."
+            )
+        try:
+            effect_model = to_state.apps.get_model("django_workflow", "PendingEffect")
+        except LookupError:
+            raise ValueError(
+                f"OweUnranEffects needs the table of effects: add {EFFECTS_MIGRATION!r} "
+                "to the migration's dependencies."
+            ) from None
+        content_type = MoveRecords._content_type(from_state.apps, model, alias)
+        column = self._state_column(model)
+        unran = model._base_manager.db_manager(alias).filter(
+            **{column: self.step, f"{fired}__isnull": True}
+        )
+        effect_model._base_manager.db_manager(alias).bulk_create(
+            (
+                effect_model(
+                    content_type=content_type,
+                    object_id=str(pk),
+                    step=self.step,
+                    entered_at=entered,
+                    due_at=entered,
+                )
+                for pk, entered in list(unran.values_list("pk", STATE_ENTERED_AT))
+            ),
+            batch_size=CHUNK_SIZE,
+        )
+
+    def describe(self) -> str:
+        return f"Owe the unran on_enter of {self.model} records in step {self.step!r}"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"owe_{self._model_name()}_{self.step}_effects"
 
 
 def _has_field(model: Any, name: str) -> bool:
