@@ -3,10 +3,11 @@
 Renaming or removing a step in a declaration leaves rows behind in a step the
 workflow cannot read. ``RenameStep`` and ``MoveRecords`` put them back into a
 declared step from a migration. ``OweUnranEffects`` carries over, on upgrade,
-the ``on_enter`` effects a fired column still marked as not run. They work on the historical models of the
-migration's state, like ``RunPython`` code should, so an old migration keeps
-running after the models change; the historical model carries no workflow,
-so the state column is named by ``state_attribute``.
+the ``on_enter`` effects a fired column still marked as not run. They work on
+the historical models of the migration's state, like ``RunPython`` code
+should, so an old migration keeps running after the models change; the
+historical model carries no workflow, so the state column is named by
+``state_attribute``.
 
 ``model`` is ``"app_label.ModelName"``, or just ``"ModelName"`` for a model of
 the migration's own app.

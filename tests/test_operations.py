@@ -355,7 +355,7 @@ def test_owe_unran_effects_carries_over_what_the_fired_column_had_not_run(fired_
     )
     forwards(OweUnranEffects("testapp.Shipment", "packing"), (fired_columns, fired_columns.clone()))
     owed = PendingEffect.objects.values_list("object_id", "step", "entered_at")
-    assert list(owed) == [(str(unran.pk), "packing", now)]  # neither the one that ran nor the one that left
+    assert list(owed) == [(str(unran.pk), "packing", now)]  # neither the ran nor the left one
 
 
 def test_owe_unran_effects_without_the_fired_column_says_where_it_goes(states):
