@@ -8,7 +8,7 @@ from typing import Any
 STATE_ENTERED_AT = "state_entered_at"
 
 
-#: The entity name ``Step(on_enter=...)`` runs under: its fired column and its log rows.
+#: The entity name ``Step(on_enter=...)`` runs under: its work and its log rows.
 ON_ENTER = "on_enter"
 
 

@@ -172,7 +172,7 @@ class CompiledWorkflow:
             getattr(deadline, "self_scheduled", False) is not True
             for step in self.steps.values()
             for deadline in step.deadlines
-        ) or any(step.on_enter is not None for step in self.steps.values())
+        )
 
     @cached_property
     def owned_columns(self) -> frozenset[str]:

@@ -26,7 +26,7 @@ from django.db.models import Q
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
-from . import deadlines, log_values, probes, rearming, retrying, statements
+from . import deadlines, log_values, owed_effects, probes, rearming, retrying, statements
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .compiled import CompiledWorkflow
 from .conditions import unmet_reason
@@ -272,6 +272,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
             _log_row(model, pk, replace(event, from_state_entered_at=entered[pk]), db) for pk in pks
         ]
         TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
+    owed_effects.owe(model, step, [(pk, changes[STATE_ENTERED_AT]) for pk in pks], db)
     instances = {}
     if step_changed.has_listeners(model):
         instances = model._base_manager.using(db).in_bulk(pks)
@@ -703,6 +704,12 @@ def records_created(records: list[Any], using: str | None = None) -> None:
     if model.workflow.log is True:
         rows = [_log_row(model, r.pk, _initial(r), db) for r in records]
         TransitionLog.objects.using(db).bulk_create(rows)
+    entries: dict[str, list[Any]] = {}
+    for record in records:
+        step = getattr(record, model.workflow.state_attribute)
+        entries.setdefault(step, []).append((record.pk, getattr(record, STATE_ENTERED_AT)))
+    for step, entered in entries.items():
+        owed_effects.owe(model, step, entered, db)
     for record in records:
         _announce(model, record.pk, record, _initial(record), db)
 
@@ -773,8 +780,12 @@ def log_event(record: Any, event: Event) -> None:
 
 
 def _after_change(record: Any, event: Event, db: str) -> None:
-    """Write the log row; after commit, send the signal and queue what follows."""
+    """Write the log row and owe the step's effect; after commit, send the signal and
+    queue what follows."""
     log_event(record, event)
+    owed_effects.owe(
+        type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
+    )
     _announce(type(record), record.pk, record, event, db)
 
 

@@ -34,6 +34,8 @@ class WorkKind(models.TextChoices):
     STEP = "step"
     TIMEOUT = "timeout"
     EVERY = "every"
+    #: A step's ``on_enter``: owed once per entry (a ``PendingEffect`` row), not a deadline.
+    EFFECT = "effect"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connections, router, transaction
 from django.utils import timezone
 
-from . import deadlines, engine, probes, retrying, stopping
+from . import deadlines, effects, engine, probes, retrying, stopping
 from .columns import NEXT_DUE_AT
 from .events import Event, Trigger, WorkKind
 from .scheduling import due_at
@@ -57,6 +57,9 @@ def run_work(
     """Fire ``work_name`` for every record of ``model`` due at ``now``; return how many fired."""
     work = model.workflow.work(work_name)
     now = now or timezone.now()
+    if work.kind == WorkKind.EFFECT:
+        pace = Pacer(router.db_for_write(model)).tick
+        return effects.run_due(model, work.step, now=now, batch_size=batch_size, pace=pace)
     if work.kind != WorkKind.STEP and not work.self_scheduled:
         return run_due(model, [work], now=now, batch_size=batch_size)[work.name]
     db = router.db_for_write(model)
@@ -174,18 +177,6 @@ def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) ->
             return []
         rows = model._base_manager.using(db).filter(pk__in=due)
         return list(engine.move_many(model, rows, changes, event, db))
-
-
-def fire_one(model: Any, pk: Any, work: Work, now: datetime | None = None) -> bool:
-    """Fire ``work`` for the record ``pk`` if it is due now: whether it fired."""
-    now = now or timezone.now()
-    db = router.db_for_write(model)
-    row = _attempts(model, work, [pk], now, db).get(pk)
-    if retrying.waiting(row, now):
-        return False
-    fired = engine.fire(model, pk, work, now, db, row)
-    _report(model, work, [pk] if fired else [])
-    return fired
 
 
 def _report(model: Any, work: Work, fired: list[Any]) -> None:

@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from .columns import (
     NEXT_DUE_AT,
-    ON_ENTER,
     STATE_ENTERED_AT,
     fired_column,
     fired_count_column,
@@ -145,9 +144,6 @@ def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:
     """The fired column of each action timeout and the last-fired column of each every."""
     columns = []
     for step_name, step in workflow.steps.items():
-        if isinstance(step.on_enter, str):
-            column = fired_column(step_name, ON_ENTER)
-            columns.append((column, f"When {step_name}.on_enter ran for this entry."))
         for timeout in step.timeouts:
             if timeout.action and isinstance(timeout.name, str):
                 column = fired_column(step_name, timeout.name)

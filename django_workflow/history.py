@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
+from django.db.models import F
 
 from .events import Trigger
 from .models import TransitionLog
@@ -36,8 +37,12 @@ def effective_history(record: Any) -> list[Any]:
 
 
 def state_at(record: Any, instant: datetime) -> str | None:
-    """The step ``record`` was in at ``instant``; ``None`` before it was created."""
-    row = history(record).filter(occurred_at__lte=instant).exclude(to_state="").last()
+    """The step ``record`` was in at ``instant``; ``None`` before it was created.
+
+    Rows in place are left out: an ``on_enter`` effect's row names the step it was
+    owed to, which the record may have left before the effect ran."""
+    rows = history(record).filter(occurred_at__lte=instant).exclude(to_state="")
+    row = rows.exclude(from_state=F("to_state")).last()
     return None if row is None else row.to_state
 
 

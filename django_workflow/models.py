@@ -1,4 +1,5 @@
-"""The package's own tables: the transition log, work attempts and the timeline lease.
+"""The package's own tables: the transition log, work attempts, pending effects and the
+timeline lease.
 
 Storage only: nothing here imports the engine. ``WorkflowModel``, the class
 users subclass, lives in ``workflow_model``.
@@ -161,6 +162,41 @@ class WorkAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.work} of {self.object_id}: {self.attempts} attempt(s)"
+
+
+class PendingEffect(models.Model):
+    """A ``Step(on_enter=...)`` effect owed to one entry of a record into a step.
+
+    Written in the transaction of the move that entered the step, one row per
+    entry (a self-loop twice owes two); deleted in the transaction the effect
+    commits in, so it runs at least once per entry and commits once, even after
+    the record moved on. A failed attempt is counted here; ``due_at`` is when
+    the next may start, and is empty once the attempts ran out (halted).
+    """
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, db_index=False)
+    object_id = models.CharField(max_length=255)
+    step = models.CharField(max_length=100, help_text="The step entered.")
+    entered_at = models.DateTimeField(help_text="When the record entered the step.")
+    due_at = models.DateTimeField(
+        null=True, blank=True, help_text="No attempt starts before this; empty once halted."
+    )
+    attempts = models.PositiveIntegerField(default=0, help_text="Attempts spent.")
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [
+            # The poll's question, "which effects are due?", read from this index alone.
+            models.Index(
+                fields=["content_type", "due_at"],
+                condition=models.Q(due_at__isnull=False),
+                name="workflow_effect_due_idx",
+            ),
+            models.Index(fields=["content_type", "object_id"], name="workflow_effect_record_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.step}.on_enter of {self.object_id} (entered {self.entered_at})"
 
 
 class DeadlineDeclaration(models.Model):

@@ -2,10 +2,12 @@
 
 Renaming or removing a step in a declaration leaves rows behind in a step the
 workflow cannot read. ``RenameStep`` and ``MoveRecords`` put them back into a
-declared step from a migration. They work on the historical models of the
-migration's state, like ``RunPython`` code should, so an old migration keeps
-running after the models change; the historical model carries no workflow,
-so the state column is named by ``state_attribute``.
+declared step from a migration. ``OweUnranEffects`` carries over, on upgrade,
+the ``on_enter`` effects a fired column still marked as not run. They work on
+the historical models of the migration's state, like ``RunPython`` code
+should, so an old migration keeps running after the models change; the
+historical model carries no workflow, so the state column is named by
+``state_attribute``.
 
 ``model`` is ``"app_label.ModelName"``, or just ``"ModelName"`` for a model of
 the migration's own app.
@@ -26,6 +28,9 @@ from .events import Trigger
 
 # The first migration whose log accepts the `migration` trigger.
 LOG_MIGRATION = ("django_workflow", "0003_attempts_survive_interruptions")
+
+# The first migration with the table of effects owed per entry (``Step(on_enter=...)``).
+EFFECTS_MIGRATION = ("django_workflow", "0010_pending_effects")
 
 # Records moved per UPDATE and per batch of log rows: a primary key list this
 # long stays under every supported backend's limit of query parameters.
@@ -145,7 +150,8 @@ class MoveRecords(_RepairOperation):
 
     Each moved record enters ``to_step`` now: its state and ``state_entered_at``
     change, the fired columns of ``to_step``'s action timeouts (as the current
-    declaration names them) are cleared, and, unless ``log=False``, one
+    declaration names them) are cleared, its ``on_enter`` is owed to each record
+    (the migration then depends on ``EFFECTS_MIGRATION``), and, unless ``log=False``, one
     ``TransitionLog`` row per record records the move with trigger
     ``migration``. No action, signal or policy runs: the worker picks up
     automatic steps and deadlines as it finds them.
@@ -206,12 +212,25 @@ class MoveRecords(_RepairOperation):
         rows = model._base_manager.db_manager(alias).filter(**{column: self.from_step})
         with transaction.atomic(using=alias):
             log_to = self._log_target(to_state.apps, model, alias) if self.log else None
+            effects_to = self._effects_target(to_state.apps, model, alias)
             # Locked until the migration commits, so every key read here is moved below.
             entered = dict(self._entered(rows.select_for_update().order_by("pk"), model))
             pks = list(entered)
             for start in range(0, len(pks), CHUNK_SIZE):
                 chunk = pks[start : start + CHUNK_SIZE]
                 rows.filter(pk__in=chunk).update(**changes)
+                if effects_to is not None:
+                    effect_model, content_type = effects_to
+                    effect_model._base_manager.db_manager(alias).bulk_create(
+                        effect_model(
+                            content_type=content_type,
+                            object_id=str(pk),
+                            step=self.to_step,
+                            entered_at=now,
+                            due_at=now,
+                        )
+                        for pk in chunk
+                    )
                 if log_to is not None:
                     log_model, content_type = log_to
                     log_model._base_manager.db_manager(alias).bulk_create(
@@ -242,6 +261,36 @@ class MoveRecords(_RepairOperation):
         if workflow is None:
             return []
         return [name for name in workflow.fired_fields(self.to_step) if _has_field(model, name)]
+
+    def _effects_target(self, apps: Any, model: Any, alias: str) -> tuple[Any, Any] | None:
+        """Where the ``on_enter`` of ``to_step`` (as the code declares it) is owed per moved
+        record: the historical ``PendingEffect`` and the content type; ``None`` without one."""
+        try:
+            workflow = getattr(global_apps.get_model(model._meta.label), "workflow", None)
+        except LookupError:
+            return None
+        step = workflow.steps.get(self.to_step) if workflow is not None else None
+        if step is None or step.on_enter is None:
+            return None
+        try:
+            effect_model = apps.get_model("django_workflow", "PendingEffect")
+        except LookupError:
+            raise ValueError(
+                f"MoveRecords into {self.to_step!r} owes its on_enter to each record: add "
+                f"{EFFECTS_MIGRATION!r} to the migration's dependencies."
+            ) from None
+        return effect_model, self._content_type(apps, model, alias)
+
+    @staticmethod
+    def _content_type(apps: Any, model: Any, alias: str) -> Any:
+        """The content type the package's rows point at: the concrete model's, as the
+        engine's are, proxies included."""
+        content_types = apps.get_model("contenttypes", "ContentType")
+        concrete = model._meta.concrete_model._meta
+        content_type, _ = content_types._base_manager.db_manager(alias).get_or_create(
+            app_label=concrete.app_label, model=concrete.model_name
+        )
+        return content_type
 
     def _log_target(self, apps: Any, model: Any, alias: str) -> tuple[Any, Any]:
         """The historical log model and the content type its rows point at."""
@@ -286,6 +335,77 @@ class MoveRecords(_RepairOperation):
     @property
     def migration_name_fragment(self) -> str:
         return f"move_{self._model_name()}_{self.from_step}_to_{self.to_step}"
+
+
+class OweUnranEffects(_RepairOperation):
+    """Carry over the ``on_enter`` effects a release with fired columns had not run yet.
+
+    Up to release 2, ``Step(on_enter=...)`` ran once per stay, marked done in the
+    generated column ``<step>_on_enter_fired_at``; now each entry owes a
+    ``PendingEffect`` row. Put this before the ``RemoveField`` of that column: each
+    record in ``step`` whose column is still empty gets the effect owed to its
+    entry. It needs ``EFFECTS_MIGRATION`` among the dependencies; not reversible.
+    """
+
+    reversible = False
+
+    def __init__(self, model: str, step: str, state_attribute: str = "state") -> None:
+        _require_step_names("OweUnranEffects", model=model, step=step)
+        self.model = model
+        self.step = step
+        self.state_attribute = state_attribute
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        kwargs: dict[str, Any] = {"model": self.model, "step": self.step}
+        if self.state_attribute != "state":
+            kwargs["state_attribute"] = self.state_attribute
+        return type(self).__name__, [], kwargs
+
+    def database_forwards(
+        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+    ) -> None:
+        model = self._model(from_state.apps, app_label)
+        alias = schema_editor.connection.alias
+        if not self._allowed(alias, model):
+            return
+        fired = f"{self.step}_on_enter_fired_at"
+        if not _has_field(model, fired):
+            raise ValueError(
+                f"OweUnranEffects: {model._meta.label} has no field {fired!r} in the "
+                "migration's state. Put the operation before the RemoveField of that column."
+            )
+        try:
+            effect_model = to_state.apps.get_model("django_workflow", "PendingEffect")
+        except LookupError:
+            raise ValueError(
+                f"OweUnranEffects needs the table of effects: add {EFFECTS_MIGRATION!r} "
+                "to the migration's dependencies."
+            ) from None
+        content_type = MoveRecords._content_type(from_state.apps, model, alias)
+        column = self._state_column(model)
+        unran = model._base_manager.db_manager(alias).filter(
+            **{column: self.step, f"{fired}__isnull": True}
+        )
+        effect_model._base_manager.db_manager(alias).bulk_create(
+            (
+                effect_model(
+                    content_type=content_type,
+                    object_id=str(pk),
+                    step=self.step,
+                    entered_at=entered,
+                    due_at=entered,
+                )
+                for pk, entered in list(unran.values_list("pk", STATE_ENTERED_AT))
+            ),
+            batch_size=CHUNK_SIZE,
+        )
+
+    def describe(self) -> str:
+        return f"Owe the unran on_enter of {self.model} records in step {self.step!r}"
+
+    @property
+    def migration_name_fragment(self) -> str:
+        return f"owe_{self._model_name()}_{self.step}_effects"
 
 
 def _has_field(model: Any, name: str) -> bool:

@@ -65,12 +65,12 @@ def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
     async_task(ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options)
 
 
-def run_entry(model_label: str, pk: Any, step: str) -> bool:
-    """The django-q2 task of ``Step(on_enter=...)``: run it once for this entry."""
-    from .firing import fire_one
+def run_entry(model_label: str, pk: Any, step: str) -> int:
+    """The django-q2 task of ``Step(on_enter=...)``: run what the record owes for its
+    entries into ``step``, even if it has moved on since; how many effects committed."""
+    from .effects import run_for_record
 
-    model = apps.get_model(model_label)
-    return fire_one(model, pk, model.workflow.work(f"enter:{step}"))
+    return run_for_record(apps.get_model(model_label), pk, step)
 
 
 def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:

@@ -117,13 +117,16 @@ def run_undo(record: Any, actor: Any = None) -> Any:
 
 
 def _undo(record: Any, row: Any, step: str, actor: Any) -> Any:
-    from . import engine
+    from . import engine, owed_effects
 
     workflow = type(record).workflow
     if step != row.to_state:  # moved outside the workflow since the log's last change
         raise UndoNotPermitted(
             "not_undoable", f"The record is in {step!r}, not where its last change left it."
         )
+    # The effect of the entry undone has not started (or undo is refused): it is not owed.
+    rows = type(record)._base_manager.using(engine.database(record)).filter(pk=record.pk)
+    owed_effects.cancel(record, step, rows.values_list(STATE_ENTERED_AT, flat=True).get())
     changes = engine.entry_changes(workflow, row.from_state, timezone.now())
     event = Event(step, row.from_state, "undo", Trigger.UNDO, actor, reverses=row)
     return engine.move(record, {workflow.state_attribute: step}, changes, event)

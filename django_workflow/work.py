@@ -194,18 +194,16 @@ def _step_work(workflow: Any, name: str, step: Step) -> Work:
 
 
 def _entry_work(workflow: Any, name: str, step: Step) -> Work:
-    """``Step(on_enter=...)``: an action due the instant the record enters, once per entry."""
-    fired = fired_column(name, ON_ENTER)
+    """``Step(on_enter=...)``: an effect owed to each entry, run from its ``PendingEffect``
+    row (see ``effects``); no deadline, no fired column."""
     return Work(
         name=f"enter:{name}",
-        kind=WorkKind.TIMEOUT,
+        kind=WorkKind.EFFECT,
         entity=ON_ENTER,
-        deadline=Deadline(STATE_ENTERED_AT, timedelta(0)),
+        deadline=None,
         retry=step.retry or Retry(),
         check_interval=workflow.check_interval,
         action=step.on_enter,
-        fired_field=fired,
-        fired_together=(fired,),
         **_common(workflow, name),
     )
 

@@ -1,15 +1,23 @@
 """``Step(on_enter=...)``: a durable effect run by the worker once per entry, retried,
-never moving the record (docs/automatic-steps.md, "Effects on entering a step")."""
+never moving the record, even when the record moved on before it ran
+(docs/automatic-steps.md, "Effects on entering a step")."""
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
+from django.db import connection, connections
+from django.test import override_settings
 from django_q.models import OrmQ
 
-from django_workflow.models import WorkAttempt
+from django_workflow.engine import run_step
+from django_workflow.models import PendingEffect, TransitionLog, WorkAttempt
 from django_workflow.queueing import run_entry
 from django_workflow.testing import run_due_work
 from tests.moments import T
+from tests.processes import ROOT
 from tests.testapp.models import Shipment
 
 pytestmark = pytest.mark.django_db
@@ -43,8 +51,9 @@ def test_a_lost_task_is_found_by_the_poll(clock):
 def test_a_crash_mid_effect_runs_it_again_and_a_failure_is_retried(clock):
     shipment = Shipment.objects.create(printer_offline=True)
     run_due_work()
-    attempt = WorkAttempt.objects.get(object_id=str(shipment.pk), work="enter:packing")
-    assert (attempt.attempts, printed(shipment)) == (1, 0)
+    owed = PendingEffect.objects.get(object_id=str(shipment.pk), step="packing")
+    assert (owed.attempts, printed(shipment)) == (1, 0)
+    assert owed.last_error == "ConnectionError: printer offline"
     Shipment.objects.filter(pk=shipment.pk).update(printer_offline=False)
     run_due_work()
     assert printed(shipment) == 0  # backing off for a minute
@@ -52,13 +61,71 @@ def test_a_crash_mid_effect_runs_it_again_and_a_failure_is_retried(clock):
     run_due_work()
     assert printed(shipment) == 1
     assert Shipment.objects.get(pk=shipment.pk).state == "packing"
+    assert not PendingEffect.objects.exists()
 
 
-def test_the_task_of_a_record_that_left_the_step_does_nothing():
-    shipment = Shipment.objects.create()
+def test_a_failure_past_the_last_attempt_halts_that_entry_only(clock):
+    shipment = Shipment.objects.create(printer_offline=True)
+    for minutes in (0, 2, 4):
+        clock.move_to(T + timedelta(minutes=minutes))
+        run_due_work()
+    owed = PendingEffect.objects.get(object_id=str(shipment.pk))
+    assert (owed.attempts, owed.due_at) == (3, None)
+    rows = TransitionLog.objects.filter(object_id=str(shipment.pk), transition_name="on_enter")
+    assert list(rows.values_list("triggered_by", flat=True)) == ["failed", "failed", "halted"]
+    Shipment.objects.filter(pk=shipment.pk).update(printer_offline=False)
+    shipment.repack()  # a new entry owes its own effect
+    run_due_work()
+    assert printed(shipment) == 1
+    assert PendingEffect.objects.get().attempts == 3  # the halted one stays for a person
+
+
+def test_a_self_loop_twice_runs_it_once_per_entry(committed):
+    with committed():
+        shipment = Shipment.objects.create()
+        shipment.repack()
+        shipment.repack()
+    assert printed(shipment) == 3
+    run_due_work()
+    assert printed(shipment) == 3
+
+
+def test_leaving_and_entering_again_before_the_poll_owes_two_effects():
+    shipment = Shipment.objects.create()  # no commit captured: no task ran
     shipment.ship()
-    assert run_entry("testapp.Shipment", shipment.pk, "packing") is False
-    assert printed(shipment) == 0
+    shipment.return_to_packing()
+    run_due_work()
+    assert printed(shipment) == 2
+
+
+def test_the_task_of_a_record_that_left_the_step_still_runs_its_effect():
+    shipment = Shipment.objects.create()
+    entered = shipment.state_entered_at
+    shipment.ship()
+    assert run_entry("testapp.Shipment", shipment.pk, "packing") == 1
+    assert printed(shipment) == 1
+    assert Shipment.objects.get(pk=shipment.pk).state == "shipped"  # run as it is now
+    assert run_entry("testapp.Shipment", shipment.pk, "packing") == 0  # once
+    row = TransitionLog.objects.get(object_id=str(shipment.pk), transition_name="on_enter")
+    assert (row.from_state, row.to_state) == ("packing", "packing")
+    assert row.from_state_entered_at == entered  # the entry it belongs to
+
+
+def test_an_automatic_step_whose_action_moved_on_first_still_runs_its_effect():
+    shipment = Shipment.objects.create()
+    shipment.sort()  # no commit captured: neither task ran yet
+    assert run_step(Shipment, shipment.pk, "sorting") == "shipped"
+    assert run_entry("testapp.Shipment", shipment.pk, "sorting") == 1
+    run_due_work()  # and the creation's effect, through the poll
+    assert printed(shipment) == 2
+    assert Shipment.objects.get(pk=shipment.pk).state == "shipped"
+
+
+def test_a_deleted_record_owes_nothing():
+    shipment = Shipment.objects.create()
+    Shipment.objects.filter(pk=shipment.pk).delete()
+    run_due_work()
+    assert not PendingEffect.objects.exists()
 
 
 def test_an_effect_cut_short_by_a_crash_runs_again_without_spending_an_attempt(clock, monkeypatch):
@@ -76,4 +143,54 @@ def test_an_effect_cut_short_by_a_crash_runs_again_without_spending_an_attempt(c
     monkeypatch.setattr(Shipment, "print_label", real)
     run_due_work()
     assert printed(shipment) == 1
+    assert not PendingEffect.objects.exists()
     assert not WorkAttempt.objects.filter(object_id=str(shipment.pk)).exists()
+
+
+def once(env):
+    """One ``workflow_worker --once`` process on the test database."""
+    connections.close_all()
+    return subprocess.run(
+        [sys.executable, "-m", "django", "workflow_worker", "--once"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "WORKFLOW_DB_NAME": str(connection.settings_dict["NAME"]),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_effect_leaves_it_owed_and_the_next_commits_it_once(tmp_path):
+    with override_settings(DJANGO_WORKFLOW={"ENQUEUE_AUTOMATIC_STEPS": False}):
+        shipment = Shipment.objects.create()  # committed; its task is lost
+    marker = tmp_path / "crash"
+    marker.touch()
+    killed = once({"SHIPMENT_CRASH_MARKER": str(marker)})
+    assert killed.returncode == 1, killed.stderr  # died inside the effect, after its save
+    assert not marker.exists()
+    assert printed(shipment) == 0  # its writes rolled back with it
+    assert PendingEffect.objects.get().attempts == 0  # a crash spends no attempt
+    Shipment.objects.get(pk=shipment.pk).ship()  # moves on before any worker runs again
+    for _ in range(2):
+        assert once({}).returncode == 0
+    assert printed(shipment) == 1
+    assert Shipment.objects.get(pk=shipment.pk).state == "shipped"
+    assert not PendingEffect.objects.exists()
+    rows = TransitionLog.objects.filter(object_id=str(shipment.pk), transition_name="on_enter")
+    assert rows.count() == 1
+
+
+def test_an_effect_run_after_the_record_left_does_not_put_it_back_in_its_history(clock):
+    shipment = Shipment.objects.create()
+    clock.move_to(T + timedelta(minutes=1))
+    shipment.ship()
+    clock.move_to(T + timedelta(minutes=2))
+    run_due_work()  # the creation's effect, logged in place in packing
+    assert printed(shipment) == 1
+    assert shipment.state_at(T + timedelta(minutes=3)) == "shipped"

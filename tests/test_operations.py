@@ -9,18 +9,20 @@ from datetime import timedelta
 import pytest
 from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
+from django.db import connection, connections
 from django.db.migrations import Migration
 from django.db.migrations.exceptions import IrreversibleError
+from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.state import ProjectState
 from django.db.migrations.writer import MigrationWriter
 from django.test import override_settings
 from django.utils import timezone
 
 from django_workflow import operations
-from django_workflow.models import TransitionLog
-from django_workflow.operations import MoveRecords, RenameStep
-from tests.testapp.models import Batch, Candidate, CandidateProxy, Order, Routed, Ticket
+from django_workflow.models import PendingEffect, TransitionLog
+from django_workflow.operations import MoveRecords, OweUnranEffects, RenameStep
+from django_workflow.testing import run_due_work
+from tests.testapp.models import Batch, Candidate, CandidateProxy, Order, Routed, Shipment, Ticket
 
 # The schema editor cannot run inside the test's transaction on SQLite.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -149,6 +151,23 @@ def test_moved_records_enter_their_new_step_now(states):
     forwards(MoveRecords("testapp.Ticket", "gone", "working"), states)
     ticket.refresh_from_db()
     assert ticket.state_entered_at >= before
+
+
+def test_moved_records_owe_the_on_enter_of_their_new_step_and_the_worker_runs_it(states):
+    shipments = [strand(Shipment.objects.create()) for _ in range(2)]  # labels printed
+    forwards(MoveRecords("testapp.Shipment", "gone", "packing"), states)
+    assert PendingEffect.objects.filter(step="packing").count() == 2
+    run_due_work()
+    assert [Shipment.objects.get(pk=s.pk).labels_printed for s in shipments] == [2, 2]
+
+
+def test_move_records_into_a_step_with_on_enter_needs_the_table_of_effects(states):
+    strand(Shipment.objects.create())
+    before, after = (state.clone() for state in states)
+    for state in (before, after):
+        state.remove_model("django_workflow", "pendingeffect")
+    with pytest.raises(ValueError, match="0010_pending_effects"):
+        forwards(MoveRecords("testapp.Shipment", "gone", "packing"), (before, after))
 
 
 def test_move_records_logs_one_migration_row_per_moved_record(states):
@@ -308,3 +327,37 @@ def test_the_operations_describe_themselves_for_migrate_and_makemigrations():
     assert move.migration_name_fragment == "move_ticket_gone_to_closed"
     assert (rename.reversible, move.reversible) == (True, False)
     assert not rename.reduces_to_sql and not move.reduces_to_sql
+
+
+# OweUnranEffects --------------------------------------------------------------
+
+BEFORE_EFFECTS = [("testapp", "0022_render"), ("django_workflow", "0010_pending_effects")]
+
+
+@pytest.fixture
+def fired_columns():
+    """The test app migrated back to the release whose Shipment had a fired column."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_EFFECTS)
+    yield MigrationExecutor(connection).loader.project_state(BEFORE_EFFECTS)
+    connections.close_all()
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_owe_unran_effects_carries_over_what_the_fired_column_had_not_run(fired_columns):
+    old = fired_columns.apps.get_model("testapp", "Shipment")
+    now = timezone.now()
+    _ran, unran, _left = (
+        old.objects.create(state="packing", state_entered_at=now, packing_on_enter_fired_at=now),
+        old.objects.create(state="packing", state_entered_at=now),
+        old.objects.create(state="shipped", state_entered_at=now),
+    )
+    forwards(OweUnranEffects("testapp.Shipment", "packing"), (fired_columns, fired_columns.clone()))
+    owed = PendingEffect.objects.values_list("object_id", "step", "entered_at")
+    assert list(owed) == [(str(unran.pk), "packing", now)]  # neither the ran nor the left one
+
+
+def test_owe_unran_effects_without_the_fired_column_says_where_it_goes(states):
+    with pytest.raises(ValueError, match="before the RemoveField"):
+        forwards(OweUnranEffects("testapp.Shipment", "packing"), states)

@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from django_workflow.models import TransitionLog
 from django_workflow.retrying import start_attempt
+from django_workflow.testing import run_due_work
 from tests.moments import T
 from tests.testapp.models import Candidate, Decision, Draft, Shipment
 
@@ -130,7 +131,7 @@ def test_a_move_whose_on_enter_effect_ran_cannot_be_undone(committed):
     shipment.ship(actor=ada)
     with committed():
         shipment.return_to_packing(actor=ada)  # on commit the worker prints the label
-    assert Shipment.objects.get(pk=shipment.pk).labels_printed == 1  # the effect went out
+    assert Shipment.objects.get(pk=shipment.pk).labels_printed == 2  # creation's and this one
     assert refusal(shipment, ada) == "effect_ran"
     assert Shipment.objects.get(pk=shipment.pk).state == "packing"
 
@@ -141,6 +142,15 @@ def test_a_move_whose_entry_effect_has_not_run_yet_can_be_undone():
     shipment.return_to_packing(actor=ada)  # no commit captured: nothing queued, nothing ran
     shipment.undo(actor=ada)
     assert Shipment.objects.get(pk=shipment.pk).state == "shipped"
+
+
+def test_undoing_a_move_takes_back_the_effect_its_entry_owed():
+    shipment = Shipment.objects.create()
+    shipment.ship(actor=ada)
+    shipment.return_to_packing(actor=ada)  # no commit captured: nothing ran yet
+    shipment.undo(actor=ada)
+    run_due_work()
+    assert Shipment.objects.get(pk=shipment.pk).labels_printed == 1  # the creation's alone
 
 
 def test_a_move_into_an_automatic_step_whose_action_is_running_cannot_be_undone(clock):

@@ -29,7 +29,7 @@ from django.utils import timezone
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
 from ..events import WorkKind
-from ..firing import named, run_due
+from ..firing import named, run_due, run_work
 from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler
@@ -41,6 +41,8 @@ PREFIX = "workflow:"
 POLL_TASK = "django_workflow.schedulers.polling.poll_models"
 #: How long a record may wait in an automatic step before its poll queues it again.
 STEP_GRACE = timedelta(seconds=60)
+#: Work queued on entry that every workflow's poll also runs, whatever its scheduler.
+SAFETY_NETS = (WorkKind.STEP, WorkKind.EFFECT)
 
 
 class PollingScheduler(Scheduler):
@@ -50,10 +52,10 @@ class PollingScheduler(Scheduler):
     arranges = "schedules"
 
     def accepts(self, work: Work) -> bool:
-        """Its own workflows' deadlines, and every automatic step's safety net."""
+        """Its own workflows' deadlines, and every automatic step's and effect's safety net."""
         if work.self_scheduled:
             return False
-        return work.kind == WorkKind.STEP or work.scheduler == self.name
+        return work.kind in SAFETY_NETS or work.scheduler == self.name
 
     def groups(self, works: list[Work]) -> dict[tuple[str, str], list[Work]]:
         """Works polled together: same check interval and queue, any model."""
@@ -148,7 +150,7 @@ def poll(model_label: str, work_names: list[str], now: datetime | None = None) -
     Deadlines are found through ``next_due_at`` alone, so a poll fires whatever
     deadline of the model is due, also those of a group checked less often.
     """
-    model, steps, deadlines = _polled(model_label, tuple(work_names))
+    model, steps, deadlines, effects = _polled(model_label, tuple(work_names))
     now = now or timezone.now()
     fired = {}
     if steps:
@@ -157,20 +159,25 @@ def poll(model_label: str, work_names: list[str], now: datetime | None = None) -
         fired = {work.name: queue_waiting_steps(model, work, now, db) for work in waiting}
     if deadlines:
         fired.update(run_due(model, deadlines, now=now))
+    for work in effects:
+        fired[work.name] = run_work(model, work.name, now=now)
     return {name: count for name, count in fired.items() if count}
 
 
 @cache
-def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, list[Work], list[Work]]:
-    """What a Schedule's poll of one model reads: the model, its automatic steps among
-    ``work_names``, and all its deadlines when any is among them (a poll fires whatever
-    deadline is due). Read once per process: a tick is mostly this and one lookup."""
+def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, ...]:
+    """What a Schedule's poll of one model reads: the model, its automatic steps and
+    effects among ``work_names``, and all its deadlines when any is among them (a poll
+    fires whatever deadline is due). Read once per process: a tick is mostly this and
+    one lookup."""
     model = apps.get_model(model_label)
     works = [model.workflow.work(name) for name in work_names]
     steps = [work for work in works if work.kind == WorkKind.STEP]
-    if all(work.kind == WorkKind.STEP for work in works):
-        return model, steps, []
-    return model, steps, [w for works in model.workflow.deadline_works.values() for w in works]
+    effects = [work for work in works if work.kind == WorkKind.EFFECT]
+    if all(work.kind in SAFETY_NETS for work in works):
+        return model, steps, [], effects
+    deadlines = [w for works in model.workflow.deadline_works.values() for w in works]
+    return model, steps, deadlines, effects
 
 
 def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:

@@ -48,7 +48,7 @@ class PreciseScheduler(Scheduler):
     label = "timeline"
 
     def accepts(self, work: Work) -> bool:
-        if work.self_scheduled or work.kind == WorkKind.STEP:
+        if work.self_scheduled or work.kind in (WorkKind.STEP, WorkKind.EFFECT):
             return False
         return work.scheduler == self.name
 

@@ -610,15 +610,26 @@ class Shipment(WorkflowModel):
 
         packing = Step(
             Transition("ship", to="shipped"),
+            Transition("repack", to="packing"),
+            Transition("sort", to="sorting"),
             on_enter="print_label",
             retry=Retry(max_attempts=3, backoff="1m"),
         )
+        sorting = Step(action="pick_route", on_success="shipped", on_enter="print_label")
         shipped = Step(Transition("return_to_packing", to="packing", undoable=True))
 
     def print_label(self):
         if self.printer_offline:
             raise ConnectionError("printer offline")
         self.labels_printed += 1
+        marker = os.environ.get("SHIPMENT_CRASH_MARKER")
+        if marker and os.path.exists(marker):  # the worker dies mid-effect, once
+            os.remove(marker)
+            self.save()
+            os._exit(1)
+
+    def pick_route(self):
+        pass
 
 
 class Appeal(WorkflowModel):

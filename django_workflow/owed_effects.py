@@ -1,0 +1,54 @@
+"""The effects owed by entries into steps with ``on_enter``: written with the move.
+
+The engine owes an effect in the move's own transaction (``owe``); an undo takes
+back what the entry it reverses still owes (``cancel``). Running them is
+``effects``' job, which sits above the engine; this module sits below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import router
+
+from .models import PendingEffect
+
+#: Rows written (and run) per batch.
+BATCH_SIZE = 500
+
+
+def pending(model: Any, db: str) -> Any:
+    """The effects owed to records of ``model``."""
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    return PendingEffect.objects.using(db).filter(content_type=content_type)
+
+
+def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str) -> None:
+    """Owe ``step``'s ``on_enter`` to each ``(key, entry instant)``, in the caller's
+    transaction (the move's): it commits with the entry or not at all."""
+    declared = model.workflow.steps.get(step)
+    if declared is None or declared.on_enter is None:
+        return
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    rows = [
+        PendingEffect(
+            content_type=content_type,
+            object_id=str(pk),
+            step=step,
+            entered_at=entered,
+            due_at=entered,
+        )
+        for pk, entered in entries
+    ]
+    PendingEffect.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)
+
+
+def cancel(record: Any, step: str, entered_at: datetime) -> None:
+    """Drop what the entry of ``record`` into ``step`` at ``entered_at`` still owes (an
+    undo takes the entry back before its effect started)."""
+    db = record._state.db or router.db_for_write(type(record), instance=record)
+    owed = pending(type(record), db).filter(object_id=str(record.pk), step=step)
+    owed.filter(entered_at=entered_at).delete()
