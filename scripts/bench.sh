@@ -3,6 +3,7 @@
 #   make bench                                       every benchmark, full sizes (about an hour)
 #   make bench BENCHMARKS=benchmarks/deadlines.py    one file
 #   BENCH_SIZES=100000,1000000 BENCH_ROWS=100000 make bench   a quicker run
+#   BENCH_SMALL=1 make bench BENCHMARKS=benchmarks/throughput.py   throughput in a few minutes
 # Each file's docstring says what it measures and which BENCH_* variables it reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ benchmarks=("$@")
   benchmarks/bulk.py
   benchmarks/actionable.py
   benchmarks/report.py
+  benchmarks/throughput.py
 )
 for benchmark in "${benchmarks[@]}"; do
   echo "==> $benchmark (BENCH_SIZES=${BENCH_SIZES:-default} BENCH_ROWS=${BENCH_ROWS:-default})"

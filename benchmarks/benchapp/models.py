@@ -277,3 +277,35 @@ class Lapse(WorkflowModel):
             Timeout("lapse", fire_after="1d", transition_to="expired"),
         )
         expired = Step(Transition("renew", to="pending"))
+
+
+# Throughput (benchmarks/throughput.py) ------------------------------------------------------
+
+
+class Flow(WorkflowModel):
+    """Records entering an automatic step whose action does nothing."""
+
+    class Workflow:
+        log = True
+        auto = Step(action="work", on_success="done")
+        done = Step()
+
+    def work(self):
+        pass
+
+
+class Nudge(WorkflowModel):
+    """An action timeout at a field's instant whose action does nothing."""
+
+    remind_at = models.DateTimeField(null=True)
+
+    class Workflow:
+        log = True
+        waiting = Step(
+            Transition("close", to="closed"),
+            Timeout("remind", fire_at="remind_at", action="remind"),
+        )
+        closed = Step()
+
+    def remind(self):
+        pass

@@ -1,0 +1,181 @@
+"""Hand-written baselines for benchmarks/throughput.py: the rows the engine writes, written
+by a competent engineer with the driver alone (psycopg 3 prepared statements, optionally
+pipelined; the sqlite3 module on SQLite), no Django on the path.
+
+Every loop claims its records from the records table itself (the table is the queue),
+commits one record at a time, and writes exactly what the engine writes for it, as
+listed by ``BENCH_SHOW_SQL=1``: the step, the entry instant (or the fired column and
+``next_due_at``), and one log row with every column the engine's log INSERT names.
+"""
+
+import sqlite3
+from datetime import UTC, datetime
+
+import psycopg
+
+#: The log table's columns, in the order of the engine's own INSERT.
+LOG_COLUMNS = (
+    "content_type_id, object_id, from_state, to_state, transition_name, triggered_by, "
+    "occurred_at, from_state_entered_at, actor_id, actor_repr, attempt, error, reverses_id, "
+    "comment, data"
+)
+LOG_INSERT = (
+    f"INSERT INTO django_workflow_transitionlog ({LOG_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, '', NULL, '', NULL)"
+)
+
+
+def now():
+    return datetime.now(UTC)
+
+
+class Driver:
+    """One connection of the driver, and the few places the dialects differ."""
+
+    def __init__(self, vendor, params):
+        self.vendor = vendor
+        if vendor == "postgresql":
+            self.connection = psycopg.connect(**params)
+        else:
+            self.connection = sqlite3.connect(params["database"], isolation_level=None)
+            self.connection.execute("PRAGMA journal_mode = WAL")
+            self.connection.execute("PRAGMA synchronous = NORMAL")
+            self.connection.execute("PRAGMA busy_timeout = 20000")
+
+    @property
+    def pipelines(self):
+        return self.vendor == "postgresql"
+
+    def lock(self):
+        return " FOR UPDATE SKIP LOCKED" if self.vendor == "postgresql" else ""
+
+    def sql(self, text):
+        return text if self.vendor == "postgresql" else text.replace("%s", "?")
+
+    def stamp(self, instant):
+        """An instant as the column stores it (SQLite: Django's text form, UTC)."""
+        if self.vendor == "postgresql":
+            return instant
+        return instant.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+    def begin(self, cursor):
+        if self.vendor == "sqlite":  # psycopg begins on the first statement by itself
+            cursor.execute("BEGIN IMMEDIATE")
+
+    def commit(self, cursor):
+        if self.vendor == "sqlite":
+            cursor.execute("COMMIT")
+        else:
+            self.connection.commit()
+
+    def execute(self, cursor, text, params=()):
+        if self.vendor == "postgresql":
+            return cursor.execute(text, params, prepare=True)
+        return cursor.execute(self.sql(text), params)
+
+    def close(self):
+        self.connection.close()
+
+
+def automatic_steps(driver, table, content_type, pipelined=False):
+    """Run every record waiting in ``auto``: claim one (``FOR UPDATE SKIP LOCKED``, the
+    entry instant read in the lock), the no-op action, move it to ``done`` guarded by
+    step and entry, log it, commit. Pipelined: the claim is one round trip, the writes
+    and the commit a second."""
+    claim = (
+        f"SELECT id, state_entered_at FROM {table} WHERE state = 'auto' "
+        f"ORDER BY state_entered_at LIMIT 1{driver.lock()}"
+    )
+    update = (
+        f"UPDATE {table} SET state = 'done', state_entered_at = %s "
+        "WHERE id = %s AND state = 'auto' AND state_entered_at = %s"
+    )
+
+    def step(cursor):
+        driver.begin(cursor)
+        row = driver.execute(cursor, claim).fetchone()
+        if row is None:
+            driver.commit(cursor)
+            return False
+        pk, entered = row
+        at = driver.stamp(now())
+        driver.execute(cursor, update, (at, pk, entered))
+        log = (content_type, str(pk), "auto", "done", "work", "automatic", at, entered, "", 1)
+        driver.execute(cursor, LOG_INSERT, log)
+        driver.commit(cursor)
+        return True
+
+    return _drain(driver, step, pipelined)
+
+
+def action_timeouts(driver, table, content_type, due_by, pipelined=False):
+    """Fire every action timeout due by ``due_by``: lock one due record (``SKIP LOCKED``,
+    returning the columns needed), the no-op action, set its fired column and clear
+    ``next_due_at``, log it, commit. Pipelined: the writes after the action and the
+    commit go in one round trip."""
+    claim = (
+        f"SELECT id, state, state_entered_at FROM {table} WHERE next_due_at <= %s "
+        f"ORDER BY next_due_at LIMIT 1{driver.lock()}"
+    )
+    update = f"UPDATE {table} SET waiting_remind_fired_at = %s, next_due_at = NULL WHERE id = %s"
+    due_by = driver.stamp(due_by)
+
+    def fire(cursor):
+        driver.begin(cursor)
+        row = driver.execute(cursor, claim, (due_by,)).fetchone()
+        if row is None:
+            driver.commit(cursor)
+            return False
+        pk, state, entered = row
+        at = driver.stamp(now())
+        driver.execute(cursor, update, (due_by, pk))
+        log = (content_type, str(pk), state, state, "remind", "timeout", at, entered, "", None)
+        driver.execute(cursor, LOG_INSERT, log)
+        driver.commit(cursor)
+        return True
+
+    return _drain(driver, fire, pipelined)
+
+
+def manual_transitions(driver, table, content_type, pk, count, pipelined=False):
+    """``count`` manual transitions of one record between ``open`` and ``closed``: the
+    conditional UPDATE (guarded by the step the caller saw), the log row, commit.
+    Pipelined: all three in one round trip."""
+    update = f"UPDATE {table} SET state = %s, state_entered_at = %s WHERE id = %s AND state = %s"
+    cursor = driver.connection.cursor()
+    state, entered = "open", None
+    names = {"open": ("flip", "closed"), "closed": ("flop", "open")}
+
+    def one():
+        nonlocal state, entered
+        name, target = names[state]
+        at = driver.stamp(now())
+        driver.begin(cursor)
+        driver.execute(cursor, update, (target, at, pk, state))
+        log = (content_type, str(pk), state, target, name, "manual", at, entered, "bench", None)
+        driver.execute(cursor, LOG_INSERT, log)
+        driver.commit(cursor)
+        state, entered = target, at
+
+    if pipelined:
+        with driver.connection.pipeline():
+            for _ in range(count):
+                one()
+    else:
+        for _ in range(count):
+            one()
+    return count
+
+
+def _drain(driver, one, pipelined):
+    """Call ``one(cursor)`` until it finds nothing; returns how many it handled."""
+    cursor = driver.connection.cursor()
+    handled = 0
+    if pipelined:
+        with driver.connection.pipeline():
+            while one(cursor):
+                handled += 1
+    else:
+        while one(cursor):
+            handled += 1
+    return handled
