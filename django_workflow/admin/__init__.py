@@ -1,5 +1,5 @@
 """Admin: ``WorkflowAdminMixin`` for workflow models, the overview; the read-only
-transition log is ``admin_log``'s (registered on import)."""
+transition log is ``log``'s (registered on import)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,19 @@ from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 from django.utils.translation import gettext, ngettext
 
-from . import graph, status
-from .admin_actions import (
+from .. import graph, status
+from ..conditions import unmet_reason
+from ..declaration import humanise
+from ..errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
+from ..history import last_step_change
+from ..models import TransitionLog, WorkflowOverview
+from ..policies import allowed
+from ..queueing import attempt_row, next_attempt_at, retry_now
+from ..registry import workflow_models
+from ..scheduling import zone_of
+from ..undo import undoable, undoable_row
+from ..wording import row_label, times_in
+from .actions import (
     BulkReport,
     asks_values,
     failed,
@@ -37,19 +48,8 @@ from .admin_actions import (
     reason_of,
     transition_action,
 )
-from .admin_log import TransitionLogAdmin, WorkflowModelFilter, rendered  # noqa: F401
-from .admin_work import my_work_view
-from .conditions import unmet_reason
-from .declaration import humanise
-from .errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
-from .history import last_step_change
-from .models import TransitionLog, WorkflowOverview
-from .policies import allowed
-from .queueing import attempt_row, next_attempt_at, retry_now
-from .registry import workflow_models
-from .scheduling import zone_of
-from .undo import undoable, undoable_row
-from .wording import row_label, times_in
+from .log import TransitionLogAdmin, WorkflowModelFilter, rendered  # noqa: F401
+from .my_work import my_work_view
 
 #: Where an action is offered (Django 6.1 and later); ``None`` before, when actions were
 #: only the changelist's.
@@ -622,7 +622,7 @@ class WorkflowAdminMixin:
     def _condition_unmet(self, request: HttpRequest, record: Any, transition: Any) -> bool:
         """Whether the user's policy allows ``transition`` but its ``when`` does not hold
         now: a button that went stale, not a forbidden one."""
-        from .engine import available  # the runtime, loaded by a request, not with the admin
+        from ..engine import available  # the runtime, loaded by a request, not with the admin
 
         seen = copy.copy(record)
         for field, value in self.get_workflow_transition_values(
@@ -639,7 +639,7 @@ class WorkflowAdminMixin:
         """The transitions this admin offers: those the user may call, with the values
         ``get_workflow_transition_values`` fills in. Override to hide some (a transition
         hidden here is refused here too, and stays callable in code)."""
-        from .engine import permits
+        from ..engine import permits
 
         transitions = type(record).workflow.transitions_in(record.current_step)
         return [

@@ -24,10 +24,10 @@ from django.utils import dateformat, timezone
 from django.utils.html import format_html
 from django.utils.text import capfirst
 
-from .events import Trigger
-from .models import TransitionLog
-from .registry import is_workflow_model, workflow_models
-from .wording import row_label, step_words, times_in
+from ..events import Trigger
+from ..models import TransitionLog
+from ..registry import is_workflow_model, workflow_models
+from ..wording import row_label, step_words, times_in
 
 
 class WorkflowModelFilter(admin.SimpleListFilter):

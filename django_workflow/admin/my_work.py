@@ -22,9 +22,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from .inbox import InboxItem, gather
-from .registry import workflow_models
-from .wording import times_in
+from ..inbox import InboxItem, gather
+from ..registry import workflow_models
+from ..wording import times_in
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.
 PAGE_SIZE = 100

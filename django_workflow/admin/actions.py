@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 
-from .errors import (
+from ..errors import (
     ConditionUnmet,
     NoRouteMatched,
     StaleRecord,
@@ -47,7 +47,7 @@ def asks_values(workflow: Any, name: str) -> bool:
 def foresee(record: Any, name: str, actor: Any) -> tuple[str | None, str]:
     """Where ``record`` would go through ``name`` called by ``actor`` (and ``""``), or
     ``None`` and why it would stay; nothing is written."""
-    from .engine import decide  # the runtime, loaded by a request, not with the admin
+    from ..engine import decide  # the runtime, loaded by a request, not with the admin
 
     try:
         return decide(record, name, actor, {}).target, ""
@@ -70,7 +70,7 @@ def reason_of(error: Exception) -> str:
         return "not offered in its step"
     if isinstance(error, NoRouteMatched):
         return "no route matched"
-    from .engine import error_summary
+    from ..engine import error_summary
 
     return error_summary(error, 120)
 
