@@ -9,7 +9,7 @@ last, and asked for their actions in that order until ``limit`` list one.
 
 ``gather`` is the same walk with the question asked of each record given: the
 admin's "My work" page asks the record's ``ModelAdmin`` what its change page
-offers (admin_work.py), where ``inbox`` asks ``available_actions``.
+offers (admin/my_work.py), where ``inbox`` asks ``available_actions``.
 """
 
 from __future__ import annotations

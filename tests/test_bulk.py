@@ -317,7 +317,7 @@ def test_a_confirmed_bulk_move_names_the_records_that_moved_meanwhile(client):
 
 
 def test_the_confirmation_says_when_a_records_condition_is_not_met():
-    from django_workflow.admin_actions import foresee
+    from django_workflow.admin.actions import foresee
     from tests.testapp.models import Expense
 
     cheap, dear = Expense.objects.create(amount=10), Expense.objects.create(amount=100)

@@ -3,6 +3,9 @@
 Rows store names; each column shows them as labels (the step's, the transition's,
 the deadline's), the trigger in words and the record as its ``str()``. A search
 also finds the rows of records whose own admin's ``search_fields`` match.
+
+Imports the log's model, ``events``, ``registry``, ``wording`` and the admin's
+``display`` and ``site``.
 """
 
 from __future__ import annotations
@@ -18,16 +21,17 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.http import HttpRequest
-from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils import dateformat, timezone
 from django.utils.html import format_html
 from django.utils.text import capfirst
 
-from .events import Trigger
-from .models import TransitionLog
-from .registry import is_workflow_model, workflow_models
-from .wording import row_label, step_words, times_in
+from ..events import Trigger
+from ..models import TransitionLog
+from ..registry import is_workflow_model, workflow_models
+from ..wording import row_label, step_words, times_in
+from .display import rendered
+from .site import StaffReadOnlyAdmin, viewable_models
 
 
 class WorkflowModelFilter(admin.SimpleListFilter):
@@ -115,7 +119,7 @@ def _pk(model: Any, key: str) -> Any:
 
 
 @admin.register(TransitionLog)
-class TransitionLogAdmin(admin.ModelAdmin):
+class TransitionLogAdmin(StaffReadOnlyAdmin):
     # Six columns fit a 1280 px window beside the navigation sidebar and the filters:
     # the model reads under the record, the two steps in one column, the comment under
     # the transition.
@@ -136,18 +140,16 @@ class TransitionLogAdmin(admin.ModelAdmin):
     class Media:
         css = {"all": ["django_workflow/log.css"]}
 
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        """Any active staff user reads the log: the rows ``get_queryset`` leaves them."""
-        return request.user.is_active and request.user.is_staff
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return self.has_view_permission(request)
+    def _reads_every_row(self, request: HttpRequest) -> bool:
+        """Whether the user holds the log's own view permission. Any other active staff
+        user reads the rows ``get_queryset`` leaves them."""
+        return admin.ModelAdmin.has_view_permission(self, request)
 
     def get_queryset(self, request: HttpRequest) -> Any:
         """Every row for the log's own view permission; else the rows of the workflow
         models whose admin the user may view, as the Workflows overview lists them."""
         rows = super().get_queryset(request)
-        if super().has_view_permission(request):
+        if self._reads_every_row(request):
             return rows
         models = self.readable_models(request)
         types = ContentType.objects.get_for_models(*models).values() if models else []
@@ -155,14 +157,9 @@ class TransitionLogAdmin(admin.ModelAdmin):
 
     def readable_models(self, request: HttpRequest) -> list[Any]:
         """The workflow models whose rows the user reads here."""
-        if super().has_view_permission(request):
+        if self._reads_every_row(request):
             return workflow_models()
-        registry = self.admin_site._registry
-        return [
-            model
-            for model in workflow_models()
-            if model in registry and registry[model].has_view_or_change_permission(request)
-        ]
+        return viewable_models(self.admin_site, request)
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return LogChangeList
@@ -259,15 +256,6 @@ class TransitionLogAdmin(admin.ModelAdmin):
     def actor_name(self, row: TransitionLog) -> str:
         return row.actor_repr
 
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 def _workflow(row: TransitionLog) -> Any:
     """The row's model's workflow; ``None`` when the model no longer declares one."""
@@ -295,10 +283,3 @@ def screen_zone(models: list[Any]) -> Any:
     if len(zones) == 1 and not per_record:
         return ZoneInfo(zones.pop())
     return timezone.get_current_timezone()
-
-
-def rendered(response: Any) -> Any:
-    """A template response rendered now: inside the caller's ``timezone.override``."""
-    if isinstance(response, TemplateResponse) and not response.is_rendered:
-        response.render()
-    return response

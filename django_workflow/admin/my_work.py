@@ -5,38 +5,35 @@ The candidates are the inbox's (``actionable_by``: one query per model, from the
 policies), drawn from each ``ModelAdmin``'s ``get_queryset``; each is then asked
 of its ``ModelAdmin`` as its change page asks: ``has_change_permission`` for the
 record, then ``get_workflow_transitions``, which sees the values the admin fills
-in itself. A view of its own module, wired into the "Workflows" overview's URLs;
-it is handed the admin site and the admin's way of describing a deadline.
+in itself. Wired into the "Workflows" overview's URLs.
+
+Imports ``inbox``, ``registry``, ``wording`` and the admin's ``display`` and ``site``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from django.contrib.admin.utils import quote
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from .inbox import InboxItem, gather
-from .registry import workflow_models
-from .wording import times_in
+from ..inbox import InboxItem, gather
+from ..registry import workflow_models
+from ..wording import times_in
+from .display import next_deadline
+from .site import page_url
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.
 PAGE_SIZE = 100
 
 
-def my_work_view(
-    request: HttpRequest, *, admin_site: Any, describe: Callable[..., str]
-) -> TemplateResponse:
+def my_work_view(request: HttpRequest, *, admin_site: Any) -> TemplateResponse:
     """The records the user can act on here, soonest deadline first, each linking to its
-    change page; ``describe(deadline, record, now, named=, zone=)`` words a deadline as
-    the admin does. Rows of models in different zones: every time reads in the current
-    zone, named once."""
+    change page; each deadline worded as the changelist words it. Rows of models in
+    different zones: every time reads in the current zone, named once."""
     now, zone = timezone.now(), timezone.get_current_timezone()
     admins = {admin.model: admin for admin in changeable(admin_site, request)}
     items = gather(
@@ -49,7 +46,7 @@ def my_work_view(
     context = {
         **admin_site.each_context(request),
         "title": "My work",
-        "rows": [_row(item, admin_site, partial(describe, zone=zone), now) for item in items],
+        "rows": [_row(item, admin_site, zone, now) for item in items],
         "workflow_zone": times_in(zone, now),
         "limit": PAGE_SIZE,
     }
@@ -60,7 +57,7 @@ def changeable(admin_site: Any, request: HttpRequest) -> list[Any]:
     """The ``ModelAdmin``s on ``admin_site`` that show workflow buttons, of the workflow
     models whose records the user may change: only a change permission brings buttons.
     A ``ModelAdmin`` shows buttons when it has ``get_workflow_transitions`` (the
-    ``WorkflowAdminMixin`` gives it; this module stays below the admin module)."""
+    ``WorkflowAdminMixin`` gives it)."""
     registry = admin_site._registry
     return [
         registry[model]
@@ -79,15 +76,14 @@ def offered(model_admin: Any, request: HttpRequest, record: Any) -> list[str]:
     return model_admin.get_workflow_transitions(request, record)
 
 
-def _row(item: InboxItem, admin_site: Any, describe: Callable[..., str], now: Any) -> dict:
+def _row(item: InboxItem, admin_site: Any, zone: Any, now: Any) -> dict:
     record, workflow = item.record, item.model.workflow
-    info = item.model._meta.app_label, item.model._meta.model_name
     return {
         "item": item,
         "name": capfirst(item.model._meta.verbose_name),
         "label": item.model._meta.label,
-        "url": reverse(f"{admin_site.name}:{info[0]}_{info[1]}_change", args=[quote(record.pk)]),
-        "deadline": _deadline(item, describe, now),
+        "url": page_url(admin_site, item.model, "change", quote(record.pk)),
+        "deadline": _deadline(item, zone, now),
         "actions": [
             {"name": name, "label": workflow.transition_label(name, item.step)}
             for name in item.actions
@@ -95,9 +91,9 @@ def _row(item: InboxItem, admin_site: Any, describe: Callable[..., str], now: An
     }
 
 
-def _deadline(item: InboxItem, describe: Callable[..., str], now: Any) -> str:
-    """The soonest pending deadline, as the changelist's "next deadline" column words it."""
+def _deadline(item: InboxItem, zone: Any, now: Any) -> str:
+    """The soonest pending deadline, in ``zone``, which the page names once."""
     if item.due_at is None:
         return ""
-    pending = item.record.pending_deadlines()
-    return describe(pending[0], item.record, now, named=False) if pending else ""
+    found = next_deadline(item.record, now, named=False, zone=zone)
+    return found[1] if found else ""

@@ -1,0 +1,127 @@
+"""The admin's words for time and moves: a deadline (``describe_deadline``), a span
+("1 d 23 h"), the overview's time in step, a step's kind, an undo button's name, and a
+page rendered in the zone it names.
+
+Imports the declaration's wording, the models and ``scheduling`` only; nothing here
+queries beyond a record's own pending deadlines or writes.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.template.response import TemplateResponse
+from django.utils import dateformat, timezone
+from django.utils.translation import gettext, ngettext
+
+from ..declaration import humanise
+from ..models import TransitionLog
+from ..scheduling import zone_of
+
+#: How the panel names a step's kind.
+KINDS = {
+    "automatic": "runs by itself",
+    "manual": "waits for a person",
+    "wait": "waits for a deadline",
+    "terminal": "final",
+}
+
+#: What the workflow's admin pages show for nothing: the admin's own empty value.
+NOTHING = "-"
+
+
+def describe_deadline(
+    deadline: Any, record: Any, now: Any = None, named: bool = True, zone: Any = None
+) -> str:
+    """``"Reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: the deadline's label, in the
+    record's time zone (the workflow's ``time_zone``, or ``time_zone_field``) or in
+    ``zone`` when given, with how far away it is; the year too when it is not this year.
+    ``named=False`` leaves the zone out, for a screen that names it once. In the active
+    language."""
+    zone, now = zone or zone_of(record), now or timezone.now()
+    due = deadline.due_at.astimezone(zone)
+    shape = "D j M H:i" if due.year == now.astimezone(zone).year else "D j M Y H:i"
+    when = dateformat.format(due, shape) + (f" {due.tzname()}" if named else "")
+    left = deadline.due_at - now
+    if left.total_seconds() > 0:
+        span_words = gettext("in %(span)s") % {"span": span(left)}
+    else:
+        span_words = gettext("overdue by %(span)s") % {"span": span(-left)}
+    label = deadline.label or humanise(deadline.name)
+    return gettext("%(deadline)s due %(when)s (%(span)s)") % {
+        "deadline": label,
+        "when": when,
+        "span": span_words,
+    }
+
+
+def next_deadline(record: Any, now: Any = None, named: bool = True, zone: Any = None) -> Any:
+    """The record's soonest pending deadline and its words (``describe_deadline``), as
+    the changelist's "next deadline" column and "My work" show it; ``None`` when none."""
+    pending = record.pending_deadlines()
+    if not pending:
+        return None
+    return pending[0], describe_deadline(pending[0], record, now, named=named, zone=zone)
+
+
+def time_in_step(figures: Any) -> dict[str, str] | None:
+    """The overview's median and p90 time in step, and their business hours as a hint."""
+    if figures is None or not figures.stays:
+        return None
+    spans = [
+        NOTHING if hours is None else span(timedelta(hours=hours))
+        for hours in (
+            figures.median_hours,
+            figures.p90_hours,
+            figures.median_business_hours,
+            figures.p90_business_hours,
+        )
+    ]
+    count = figures.stays
+    hint = ngettext(
+        "%(count)d stay; in business hours: median %(median)s, p90 %(p90)s",
+        "%(count)d stays; in business hours: median %(median)s, p90 %(p90)s",
+        count,
+    ) % {"count": count, "median": spans[2], "p90": spans[3]}
+    if figures.median_hours is None:  # a terminal step: entered, never left
+        hint = ngettext(
+            "%(count)d record entered; a terminal step has no time in step",
+            "%(count)d records entered; a terminal step has no time in step",
+            count,
+        ) % {"count": count}
+    return {"median": spans[0], "p90": spans[1], "hint": hint}
+
+
+def span(length: timedelta) -> str:
+    """A span in its two largest units: "2 d", "1 d 23 h", "3 h 5 min", "40 s"."""
+    rest = int(length.total_seconds())
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        count, rest = divmod(rest, size)
+        if count and len(parts) < 2:
+            parts.append(f"{count} {unit}")
+        elif parts:
+            break
+    return " ".join(parts) or "0 s"
+
+
+def undo_label(record: Any, row: Any) -> str:
+    """ "Undo “Reject”" or "Redo “Reject”": named for what the undo of ``row`` reverses."""
+    verb, name = "Undo", row.transition_name
+    if row.triggered_by == TransitionLog.Trigger.UNDO:  # reversing an undo, or a redo
+        done, _, name = row.description.partition(" of ")
+        verb = "Redo" if done == "undo" else "Undo"
+    return f"{verb} “{type(record).workflow.transition_label(name)}”"
+
+
+def is_terminal(workflow: Any, step: str) -> bool:
+    """Whether ``step`` is a declared final step: a move into it is confirmed first."""
+    return step in workflow.steps and workflow.steps[step].is_terminal
+
+
+def rendered(response: Any) -> Any:
+    """A template response rendered now: inside the caller's ``timezone.override``."""
+    if isinstance(response, TemplateResponse) and not response.is_rendered:
+        response.render()
+    return response

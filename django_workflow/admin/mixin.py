@@ -1,0 +1,253 @@
+"""``WorkflowAdminMixin`` for a workflow model's ``ModelAdmin``: the changelist (the step
+and status filters, the next deadline, times in the workflow's zone) and the change
+page's panel (the step, its buttons, the diagram, pending deadlines, attempts, history).
+The views its buttons post to are ``transitions``', its changelist actions ``actions``'.
+
+Imports ``graph``, ``status``, ``scheduling``, ``undo``, ``wording``, ``queueing``'s
+attempt readers, and the admin rooms below it; never the engine on import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.core.paginator import Paginator
+from django.http import HttpRequest
+from django.urls import path
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
+
+from .. import graph, status
+from ..queueing import attempt_row, next_attempt_at
+from ..scheduling import zone_of
+from ..undo import undoable
+from ..wording import row_label, times_in
+from .actions import WorkflowBulkActions
+from .display import KINDS, describe_deadline, is_terminal, next_deadline, rendered, undo_label
+from .site import kept, page_url
+from .transitions import WorkflowTransitionViews
+
+#: The panel's undo button when there is none to show.
+NO_UNDO = {"undo_url": "", "undo_label": "", "undo_row": "", "undo_asks": False}
+
+
+class WorkflowStatusFilter(admin.SimpleListFilter):
+    """Records with an overdue deadline, or whose automatic step halted."""
+
+    title = "workflow status"
+    parameter_name = "workflow"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("overdue", "Overdue deadline"), ("halted", "Halted")]
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        if self.value() == "overdue":
+            return queryset.filter(pk__in=status.overdue(queryset.model).values("pk"))
+        if self.value() == "halted":
+            return queryset.filter(pk__in=status.halted(queryset.model).values("pk"))
+        return queryset
+
+
+class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
+    """Add to a ``ModelAdmin`` of a workflow model: the step, its buttons, diagram and history.
+
+    Each button posts (with CSRF) to a view that checks the transition's
+    policy again for the logged-in user; a transition that accepts fields
+    asks for them in a form first. Errors appear as admin messages.
+    """
+
+    change_form_template = "admin/django_workflow/change_form.html"
+    change_list_template = "admin/django_workflow/change_list.html"
+    workflow_history_per_page = 20
+
+    class Media:
+        css = {"all": ["django_workflow/workflow.css"]}
+
+    # The changelist ----------------------------------------------------------------
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        """The step and the workflow status first, then whatever the project lists."""
+        state = self.model.workflow.state_attribute
+        declared = tuple(super().get_list_filter(request))
+        ours = () if state in declared else (state,)
+        return (*ours, WorkflowStatusFilter, *declared)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        """What the project lists, then the next deadline."""
+        return (*super().get_list_display(request), "workflow_next_deadline")
+
+    @admin.display(description="next deadline")
+    def workflow_next_deadline(self, record: Any) -> str:
+        # One zone per screen: the page names the workflow's; a record's own is named here.
+        found = next_deadline(record, named=bool(self.model.workflow.time_zone_field))
+        if found is None:
+            return self.get_empty_value_display()
+        deadline, text = found
+        if deadline.due_at <= timezone.now():
+            return format_html('<span class="workflow-overdue">{}</span>', text)
+        return text
+
+    def get_urls(self) -> list[Any]:
+        prefix = f"{self.model._meta.app_label}_{self.model._meta.model_name}"
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<path:object_id>/workflow/undo/",
+                view(self.workflow_undo_view),
+                name=f"{prefix}_workflow_undo",
+            ),
+            path(
+                "<path:object_id>/workflow/retry/",
+                view(self.workflow_retry_view),
+                name=f"{prefix}_workflow_retry",
+            ),
+            path(
+                "<path:object_id>/workflow/<str:name>/",
+                view(self.workflow_transition_view),
+                name=f"{prefix}_workflow_transition",
+            ),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request, extra_context=None):
+        """Times in the workflow's zone, named once above the list (with a
+        ``time_zone_field``, each next deadline names its record's zone too)."""
+        workflow = self.model.workflow
+        zone = ZoneInfo(workflow.time_zone)
+        words = times_in(zone)
+        if workflow.time_zone_field:
+            words = gettext("%(times)s Next deadlines in each record's own zone.") % {
+                "times": words
+            }
+        context = {"workflow_zone": words, **(extra_context or {})}
+        with timezone.override(zone):
+            return rendered(super().changelist_view(request, context))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The page in the record's zone (its form's date and time fields too), named
+        once in the panel."""
+        record = self.get_object(request, unquote(object_id))
+        if record is None:
+            return super().change_view(request, object_id, form_url, extra_context)
+        extra_context = {
+            **(extra_context or {}),
+            "workflow": self.workflow_panel(request, record),
+        }
+        with timezone.override(zone_of(record)):
+            return rendered(super().change_view(request, object_id, form_url, extra_context))
+
+    # The panel ----------------------------------------------------------------------
+
+    def workflow_panel(self, request: HttpRequest, record: Any) -> dict[str, Any]:
+        workflow = type(record).workflow
+        step = record.current_step
+        declared = workflow.steps.get(step)
+        if declared is None:  # left behind by a changed declaration: shown, never moved
+            return self._stranded_panel(request, record, step)
+        may_change = self.has_change_permission(request, record)
+        actions = [
+            {
+                "name": name,
+                "label": workflow.transition_label(name, step),
+                "url": self._workflow_url(record, "transition", name) + kept(request),
+                "asks": self._asks(request, record, workflow.transition(step, name)),
+            }
+            for name in (self.get_workflow_transitions(request, record) if may_change else [])
+        ]
+        history = self._workflow_history(request, record)
+        return {
+            "current": step,
+            "current_label": workflow.step_label(step),
+            "kind": KINDS[declared.kind],
+            "actions": actions,
+            **self._undo_button(request, record, may_change),
+            "attempt": self._attempt(request, record, declared, may_change),
+            "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
+            "pending": [
+                {
+                    "text": describe_deadline(d, record, named=False),
+                    "overdue": d.due_at <= timezone.now(),
+                }
+                for d in record.pending_deadlines()
+            ],
+            "history": history,
+            "logged": workflow.log is True,
+            "zone": times_in(zone_of(record)),
+        }
+
+    def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, Any]:
+        """The undo button, named for what it reverses: "Undo reject" or "Redo reject";
+        like a transition, it confirms first when it would move into a final step."""
+        row = undoable(record, request.user) if may_change else None
+        if row is None:
+            return dict(NO_UNDO)
+        url = self._workflow_url(record, "undo") + kept(request)
+        asks = is_terminal(type(record).workflow, row.from_state)
+        return {
+            "undo_url": url,
+            "undo_label": undo_label(record, row),
+            "undo_row": row.pk,
+            "undo_asks": asks,
+        }
+
+    def _attempt(
+        self, request: HttpRequest, record: Any, step: Any, may_change: bool
+    ) -> dict[str, Any] | None:
+        """An automatic step's attempts so far, its last error, its next retry; and a
+        "Retry now" button when it halted."""
+        if not step.is_automatic:
+            return None
+        row = attempt_row(record)
+        if row is None:
+            return None
+        retry_url = self._workflow_url(record, "retry") + kept(request)
+        return {
+            "attempts": row.attempts,
+            "last_error": row.last_error,
+            "retry_at": row.retry_at,
+            "next_attempt_at": next_attempt_at(record, row),
+            "halted": row.halted,
+            "retry_url": retry_url if row.halted and may_change else "",
+        }
+
+    def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
+        workflow = type(record).workflow
+        return {
+            "current": step,
+            "current_label": step,
+            "kind": "no longer declared",
+            "stranded": True,
+            "actions": [],
+            **NO_UNDO,
+            "attempt": None,
+            "diagram": mark_safe(graph.svg(workflow)),  # built from escaped names
+            "pending": [],
+            "history": self._workflow_history(request, record),
+            "logged": workflow.log is True,
+            "zone": times_in(zone_of(record)),
+        }
+
+    def _workflow_history(self, request: HttpRequest, record: Any) -> Any:
+        """A page of the record's log, newest first, each row with its steps' labels, and
+        what it did and why in words."""
+        page = Paginator(
+            record.history()
+            .select_related("actor", "reverses__reverses")
+            .order_by("-occurred_at", "-id"),
+            self.workflow_history_per_page,
+        ).get_page(request.GET.get("history_page"))
+        workflow = type(record).workflow
+        page.object_list = list(page.object_list)
+        for row in page.object_list:
+            row.from_label = workflow.step_label(row.from_state) if row.from_state else ""
+            row.to_label = workflow.step_label(row.to_state)
+            row.label = row_label(workflow, row)
+        return page
+
+    def _workflow_url(self, record: Any, view: str, *args: str) -> str:
+        return page_url(self.admin_site, self.model, f"workflow_{view}", record.pk, *args)
