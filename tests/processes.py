@@ -45,6 +45,24 @@ def worker(tmp_path, name="worker", *args, env=None):
                 process.wait()
 
 
+def run_once(timeout=120):
+    """``manage.py workflow_worker --once`` on the test database, to its end: its result."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "WORKFLOW_DB_NAME": str(connection.settings_dict["NAME"]),
+    }
+    connections.close_all()
+    return subprocess.run(
+        [sys.executable, "-m", "django", "workflow_worker", "--once"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def wait_for(condition, seconds, what):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

@@ -2,14 +2,11 @@
 deadlines of the records still under the old name survive (docs/upgrading.md,
 "Renaming a step")."""
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
 from django.apps import apps
-from django.db import connection, connections
+from django.db import connection
 from django.db.migrations.state import ProjectState
 from django.utils import timezone
 
@@ -18,7 +15,7 @@ from django_workflow.deadlines import next_due
 from django_workflow.models import DeadlineDeclaration
 from django_workflow.operations import RenameStep
 from django_workflow.testing import run_due_work
-from tests.processes import ROOT
+from tests.processes import run_once
 from tests.testapp.models import Appeal
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,17 +46,7 @@ def test_the_new_codes_worker_leaves_the_due_instants_of_an_undeclared_step_alon
     due = under_the_old_name(3)
     DeadlineDeclaration.objects.all().delete()  # the deploy changed the declaration:
     DeadlineDeclaration.objects.create(model="testapp.Appeal", fingerprint="before the deploy")
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    env["WORKFLOW_DB_NAME"] = str(connection.settings_dict["NAME"])
-    connections.close_all()
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "workflow_worker", "--once"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_once()
     assert result.returncode == 0, result.stderr
     assert "testapp.Appeal: its deadlines changed" in result.stdout  # the catch-up ran
     assert None not in due.values() and stored_due() == due

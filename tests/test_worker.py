@@ -6,20 +6,17 @@ and watches the rows they change.
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection, connections
 from django.test import override_settings
 from django.utils import timezone
 
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog, WorkAttempt
-from tests.processes import wait_for, worker
+from tests.processes import run_once, wait_for, worker
 from tests.testapp.models import Alarm, Batch, Order, SideEffect, Sync
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,17 +97,7 @@ def test_a_hung_action_is_killed_at_its_time_limit_and_counts_as_an_attempt(tmp_
 def test_once_runs_what_is_due_and_exits(tmp_path):
     Batch.objects.bulk_create([Batch() for _ in range(5)])
     Batch.objects.update(state_entered_at=timezone.now() - timedelta(days=3))
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    env["WORKFLOW_DB_NAME"] = str(connection.settings_dict["NAME"])
-    connections.close_all()
-    result = subprocess.run(
-        [sys.executable, "-m", "django", "workflow_worker", "--once"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_once()
     assert result.returncode == 0, result.stderr
     named = ", ".join(f"#{pk}" for pk in Batch.objects.order_by("pk").values_list("pk", flat=True))
     assert f"testapp.Batch: timeout:waiting.expire fired for {named}\n" in result.stdout
