@@ -27,7 +27,7 @@ from . import stopping
 from .conf import workflow_settings
 from .recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
-from .schedulers import loops
+from .schedulers import kick_off, loops
 
 PR_SET_CHILD_SUBREAPER = 36
 STOPS = (signal.SIGTERM, signal.SIGINT)
@@ -62,6 +62,8 @@ class Supervisor:
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
         clusters = self._start(clusters)
+        if not self.stop.is_set():
+            kick_off(self.works, self.queues)  # the first polls: now, not ~30 s in
         heartbeat = Heartbeat(self.node)
         heartbeat.start()
         timelines = [

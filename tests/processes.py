@@ -5,7 +5,7 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from django.db import connection, connections
@@ -15,6 +15,28 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @contextmanager
 def worker(tmp_path, name="worker", *args, env=None):
+    with spawned(tmp_path, name, args, env) as process:
+        log = tmp_path / f"{name}.log"
+        wait_for(lambda: started(tmp_path, name), 60, f"{name} to start:\n{log}")
+        yield process
+
+
+@contextmanager
+def workers_at_once(tmp_path, *names):
+    """Workers started together, as a deploy restarts them; yields once all are running."""
+    with ExitStack() as stack:
+        processes = [stack.enter_context(spawned(tmp_path, name)) for name in names]
+        every_one = f"{', '.join(names)} to start"
+        wait_for(lambda: all(started(tmp_path, name) for name in names), 60, every_one)
+        yield processes
+
+
+def started(tmp_path, name):
+    return "running:" in (tmp_path / f"{name}.log").read_text()
+
+
+@contextmanager
+def spawned(tmp_path, name, args=(), env=None):
     log = tmp_path / f"{name}.log"
     env = {
         **os.environ,
@@ -33,7 +55,6 @@ def worker(tmp_path, name="worker", *args, env=None):
             start_new_session=True,  # its own process group, like a service
         )
     try:
-        wait_for(lambda: "running:" in log.read_text(), 60, f"{name} to start:\n{log}")
         yield process
     finally:
         if process.poll() is None:

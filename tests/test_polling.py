@@ -7,17 +7,18 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from django_q.models import OrmQ, Schedule
+from django_q.models import OrmQ, Schedule, Task
 
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.polling import (
+    POLL_TASK,
     PollingScheduler,
     poll,
     poll_models,
     schedule_name,
 )
 from django_workflow.signals import work_fired
-from tests.testapp.models import Batch, Proposal, Sync
+from tests.testapp.models import Batch, Proposal, SideEffect, Sync
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +146,18 @@ def test_one_task_polls_every_model_of_its_group_and_a_failing_model_stops_no_ot
     with pytest.raises(RuntimeError, match="database gone"):
         poll_models(group)
     assert Batch.objects.filter(waiting_ping_fired_at__isnull=False).count() == 2
+
+
+def test_the_kick_off_polls_at_once_the_groups_of_the_queues_given():
+    Batch.objects.bulk_create([Batch()])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    scheduler, works = PollingScheduler(), all_works()
+    scheduler.sync(works)
+    scheduler.kick_off(works, ["orders"])  # a worker of another queue
+    assert not SideEffect.objects.exists()
+    scheduler.kick_off(works, ["workflow"])  # the tests' tasks run in this process
+    assert SideEffect.objects.count() == 1
+    # the task of the Schedule, in the Schedule's group
+    schedule = Schedule.objects.get(name=schedule_name("* * * * *", "workflow"))
+    task = Task.objects.get(group=schedule.name)
+    assert (task.func, task.args) == (POLL_TASK, ast.literal_eval(schedule.args))

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog, WorkAttempt
-from tests.processes import run_once, wait_for, worker
+from tests.processes import run_once, wait_for, worker, workers_at_once
 from tests.testapp.models import Alarm, Batch, Order, SideEffect, Sync
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,11 +37,24 @@ def test_an_automatic_chain_runs_through_the_worker_without_a_poll(tmp_path):
     assert elapsed < 20  # far below the 30 s it takes django-q2 to look at any Schedule
 
 
+def test_a_deadline_due_when_the_worker_starts_fires_within_seconds(tmp_path):
+    (batch,) = Batch.objects.bulk_create([Batch()])
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    with worker(tmp_path):
+        running = time.monotonic()  # the worker has just said "running:"
+        wait_for(lambda: SideEffect.objects.exists(), 60, "the first poll")
+        elapsed = time.monotonic() - running
+    print(f"the first poll fired {elapsed:.2f} s after the worker said running")
+    # django-q2's scheduler first looks at the Schedules about 30 s after a start.
+    assert elapsed < 10
+    assert SideEffect.objects.get().batch_id == batch.pk
+
+
 def test_two_workers_poll_due_deadlines_and_fire_each_record_once(tmp_path):
     Batch.objects.bulk_create([Batch() for _ in range(60)])
     Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
-    with worker(tmp_path, "first"), worker(tmp_path, "second"):
-        # django-q2's scheduler looks at due Schedules about every 30 seconds.
+    with workers_at_once(tmp_path, "first", "second"):
+        # Each worker's first poll runs at its start: both fire, each record once.
         wait_for(lambda: SideEffect.objects.count() >= 60, 120, "the reminder poll")
         time.sleep(2)
     assert SideEffect.objects.count() == 60

@@ -7,7 +7,7 @@ the implementations load when first asked for, by the worker.
 from typing import Any
 
 from .base import Scheduler, all_works, model_of
-from .registry import SCHEDULERS, SchedulerInfo, loaded, loops
+from .registry import SCHEDULERS, SchedulerInfo, kick_off, loaded, loops
 
 __all__ = [
     "SCHEDULERS",
@@ -16,6 +16,7 @@ __all__ = [
     "Scheduler",
     "SchedulerInfo",
     "all_works",
+    "kick_off",
     "loaded",
     "loops",
     "model_of",

@@ -19,8 +19,9 @@ class Scheduler(ABC):
 
     A scheduler is chosen by a workflow's ``scheduler`` option (its ``name``);
     ``floor`` is the shortest deadline it honours, which the checks enforce. The
-    worker drives every scheduler of the registry: it ``sync``s each at its start
-    and runs each one's ``loop`` beside its django-q2 clusters.
+    worker drives every scheduler of the registry: it ``sync``s each at its start,
+    ``kick_off``s each once its django-q2 clusters run, and runs each one's ``loop``
+    beside them.
     """
 
     name: ClassVar[str]
@@ -37,6 +38,11 @@ class Scheduler(ABC):
     @abstractmethod
     def sync(self, works: list[Work]) -> dict[str, int]:
         """Make durable arrangements for ``works`` (and drop stale ones); return counts."""
+
+    def kick_off(self, works: list[Work], queues: list[str]) -> None:
+        """Queue, for the clusters of ``queues`` (up and running), what should run now
+        rather than at the first tick ``sync`` arranged; never raises. Nothing by default."""
+        return None
 
     def loop(self, works: list[Work]) -> Callable[[threading.Event], None] | None:
         """What the worker runs in a thread of its own until the event is set, for

@@ -68,11 +68,11 @@ class PollingScheduler(Scheduler):
     def sync(self, works: list[Work]) -> dict[str, int]:
         """Add, update and remove the django-q2 Schedules so they match ``works``.
 
-        Every Schedule is due at once afterwards: the worker starting now polls
-        each group at django-q2's first look at its Schedules (about 30 s in),
-        so what fell due while no worker ran, or before a new Schedule's first
-        cron tick (up to an hour away for ``0 * * * *``), fires then, not at
-        the tick. After that first poll django-q2 follows the cron.
+        Every Schedule is due at once afterwards, so django-q2's first look at
+        its Schedules (about 30 s in) polls each group even when ``kick_off``
+        could not: what fell due while no worker ran, or before a new Schedule's
+        first cron tick (up to an hour away for ``0 * * * *``), fires then, not
+        at the tick. After that first poll django-q2 follows the cron.
         """
         from django_q.models import Schedule
 
@@ -111,6 +111,25 @@ class PollingScheduler(Scheduler):
         if later.exists():  # read first: on SQLite any UPDATE waits for every running write
             later.update(next_run=now)
         return counts
+
+    def kick_off(self, works: list[Work], queues: list[str]) -> None:
+        """Queue each group's poll of ``queues`` once, now the clusters run: django-q2's
+        scheduler first looks at the Schedules about 30 s after a start. The same task
+        as the Schedule's, through the broker, so a cluster's worker runs it with its
+        time limit. Two workers starting together poll twice, and fire each due record
+        once: firing claims the records it fires."""
+        from django_q.tasks import async_task
+
+        try:
+            for (cron, queue), group in self.groups(works).items():
+                if queue in queues:  # the others are polled at their own workers' start
+                    options = {"cluster": queue, "group": schedule_name(cron, queue)}
+                    async_task(POLL_TASK, _by_model(group), q_options=options)
+        except Exception as error:  # a broker down now is down for every group
+            logger.warning(
+                "the first polls could not be queued (%s); the Schedules poll within about 30 s",
+                error,
+            )
 
 
 def _by_model(works: list[Work]) -> dict[str, list[str]]:

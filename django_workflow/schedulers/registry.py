@@ -59,3 +59,10 @@ def loops(works: list[Any]) -> dict[str, Callable[[threading.Event], None]]:
         if loop is not None:
             found[scheduler.label] = loop
     return found
+
+
+def kick_off(works: list[Any], queues: list[str]) -> None:
+    """What the worker does once the clusters of ``queues`` run: every registered
+    scheduler's ``kick_off`` (the polling one queues each group's first poll)."""
+    for scheduler in loaded():
+        scheduler.kick_off(works, queues)

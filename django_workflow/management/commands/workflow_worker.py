@@ -2,8 +2,9 @@
 
 Computes the stored due instants again where the declaration of deadlines
 changed, syncs every scheduler of the registry (the polling Schedules), then
-runs a django-q2 cluster per workflow queue and what the schedulers run beside
-it (the timeline, when a workflow uses the precise scheduler).
+runs a django-q2 cluster per workflow queue, kicks each scheduler off once they
+run (the first polls, queued at once) and runs what the schedulers run beside
+them (the timeline, when a workflow uses the precise scheduler).
 SIGTERM and Ctrl-C stop it cleanly: running actions finish within
 ``SHUTDOWN_GRACE`` seconds, or are released for another worker. ``--once``
 runs everything due now and exits, for cron-driven deployments and tests.
