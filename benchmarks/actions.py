@@ -21,7 +21,7 @@ emptied, the table vacuumed) before the next side. Sides alternate per round.
 - ``poll 2bd``: ``poll`` on the business-day model (``fire_after="2bd"``,
   Zagreb time, holidays);
 - ``hand, paced`` (SQLite only): the hand-written loop pausing as the worker
-  does on SQLite (``firing.Pacer``), so the other writer gets the same turns
+  does on SQLite (``pacing.turn``), so the other writer gets the same turns
   beside both; the ratio against it is the like-for-like one there.
 
 Targets: poll 2d >= 0.5x hand-written; poll 2bd >= 0.5x poll 2d. While a side
@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -56,8 +57,8 @@ from django.utils import timezone
 
 from benchmarks import common
 from benchmarks.benchapp.models import Bystander, KindBusiness, KindCalendar
-from django_workflow.firing import Pacer
 from django_workflow.models import TransitionLog
+from django_workflow.pacing import turn
 from django_workflow.schedulers.polling import poll
 
 DUE = int(os.environ.get("BENCH_DUE", 10_000))
@@ -119,7 +120,7 @@ def poll_side(model, count):
 
 
 def hand_side(model, alias, count, paced=False):
-    """The hand loop; ``paced``: pausing as the worker does on SQLite (``firing.Pacer``),
+    """The hand loop; ``paced``: taking turns as the worker does on SQLite (``pacing.turn``),
     so that the other writer gets its turns alike."""
     connection = connections[alias]
     table = model._meta.db_table
@@ -139,11 +140,13 @@ def hand_side(model, alias, count, paced=False):
     instance = model()
 
     def fire():
-        fired, pacer = 0, Pacer(alias) if paced else None
+        fired = 0
         while True:
-            if pacer is not None:
-                pacer.tick()
-            with transaction.atomic(using=alias), connection.cursor() as cursor:
+            with (
+                turn(alias) if paced else nullcontext(),
+                transaction.atomic(using=alias),
+                connection.cursor() as cursor,
+            ):
                 cursor.execute(select, [now])
                 row = cursor.fetchone()
                 if row is None:

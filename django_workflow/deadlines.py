@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
@@ -30,6 +29,7 @@ from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .evaluation import referenced
 from .models import DeadlineDeclaration
+from .pacing import turn
 from .scheduling import due_at
 
 logger = logging.getLogger(__name__)
@@ -38,12 +38,8 @@ logger = logging.getLogger(__name__)
 HALTED = object()
 BATCH_SIZE = 1000
 #: Recomputing every record after a declaration changed, on SQLite: short write
-#: transactions, and after writing this long a pause longer than the 25 ms SQLite's busy
-#: handler waits between retries in its first 128 ms, so a writer that began waiting
-#: meanwhile gets its turn (as the worker's firing loops pace themselves).
+#: transactions, each in a turn of the worker's (``pacing``), so other writers get theirs.
 SQLITE_BATCH_SIZE = 50
-SQLITE_BURST = 0.1
-SQLITE_PAUSE = 0.03
 
 
 def next_due(
@@ -250,8 +246,8 @@ def catch_up(models: Iterable[Any]) -> dict[str, int]:
 
 
 def _recompute(model: Any, db: str) -> int:
-    """``refresh`` every record concerned; on SQLite in small batches with a pause after
-    each, so other writers (web requests, workers) get their turn between them."""
+    """``refresh`` every record concerned; on SQLite in small batches, each in a turn of
+    the worker's, so other writers (web requests, workers) get theirs between them."""
     workflow = model.workflow
     concerned = Q(**{f"{workflow.state_attribute}__in": list(workflow.deadline_works)})
     concerned |= Q(**{f"{NEXT_DUE_AT}__isnull": False})
@@ -259,12 +255,10 @@ def _recompute(model: Any, db: str) -> int:
     keys = list(rows.values_list("pk", flat=True))
     if connections[db].vendor != "sqlite":
         return refresh(model, keys, db)
-    changed, since = 0, time.monotonic()
+    changed = 0
     for start in range(0, len(keys), SQLITE_BATCH_SIZE):
-        changed += refresh(model, keys[start : start + SQLITE_BATCH_SIZE], db)
-        if time.monotonic() - since >= SQLITE_BURST:
-            time.sleep(SQLITE_PAUSE)
-            since = time.monotonic()
+        with turn(db):
+            changed += refresh(model, keys[start : start + SQLITE_BATCH_SIZE], db)
     return changed
 
 

@@ -14,7 +14,6 @@ what a lost task or a dead worker left, through the index of due rows.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -27,6 +26,7 @@ from .columns import ON_ENTER
 from .events import Event, Trigger
 from .models import PendingEffect
 from .owed_effects import BATCH_SIZE, pending
+from .pacing import turn
 from .signals import work_failed, work_fired, work_halted
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,6 @@ def run_due(
     *,
     now: datetime | None = None,
     batch_size: int = BATCH_SIZE,
-    pace: Callable[[], None] = lambda: None,
 ) -> int:
     """The poll: run every effect of ``step`` due at ``now`` (lost tasks, dead workers,
     retries whose backoff ended), soonest first; how many committed."""
@@ -61,8 +60,8 @@ def run_due(
         for _due, effect in batch:
             if stopping.requested():
                 break
-            pace()
-            ran += run_one(model, effect, now, db)
+            with turn(db):  # on SQLite, other writers get theirs between effects
+                ran += run_one(model, effect, now, db)
         if len(batch) < batch_size:
             break
         after = batch[-1]

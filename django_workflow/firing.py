@@ -11,16 +11,16 @@ are run one record at a time by the engine.
 from __future__ import annotations
 
 import logging
-import time
 from datetime import datetime
 from typing import Any
 
-from django.db import connections, router, transaction
+from django.db import router, transaction
 from django.utils import timezone
 
 from . import deadlines, effects, engine, probes, retrying, stopping
 from .columns import NEXT_DUE_AT
 from .events import Event, Trigger, WorkKind
+from .pacing import turn
 from .scheduling import due_at
 from .signals import work_fired
 from .work import Work
@@ -30,25 +30,6 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
 #: How many records a "fired for" log line names; it counts the rest.
 NAMED_IN_LOG = 10
-#: SQLite has one writer; another writer kept waiting retries after 1, 3, 8, 18, 33, 53,
-#: 78, 103 and 128 ms (SQLite's busy handler: never more than 25 ms apart until 128 ms).
-#: After firing this long without a break the worker pauses longer than those 25 ms, so
-#: a writer that began waiting at any moment of the burst gets its turn in the pause.
-SQLITE_BURST = 0.1
-SQLITE_PAUSE = 0.03
-
-
-class Pacer:
-    """Gives other SQLite writers their turn while a worker fires record after record."""
-
-    def __init__(self, db: str) -> None:
-        self.sqlite = connections[db].vendor == "sqlite"
-        self.since = time.monotonic()
-
-    def tick(self) -> None:
-        if self.sqlite and time.monotonic() - self.since >= SQLITE_BURST:
-            time.sleep(SQLITE_PAUSE)
-            self.since = time.monotonic()
 
 
 def run_work(
@@ -58,8 +39,7 @@ def run_work(
     work = model.workflow.work(work_name)
     now = now or timezone.now()
     if work.kind == WorkKind.EFFECT:
-        pace = Pacer(router.db_for_write(model)).tick
-        return effects.run_due(model, work.step, now=now, batch_size=batch_size, pace=pace)
+        return effects.run_due(model, work.step, now=now, batch_size=batch_size)
     if work.kind != WorkKind.STEP and not work.self_scheduled:
         return run_due(model, [work], now=now, batch_size=batch_size)[work.name]
     db = router.db_for_write(model)
@@ -92,7 +72,7 @@ def run_due(
     if not probes.any_due(model, now, db):  # the idle tick: one index lookup
         return dict.fromkeys(fired, 0)
     wanted = {work.name for work in works}
-    after, pacer = None, Pacer(db)
+    after = None
     while not stopping.requested():
         batch = _due_batch(model, now, db, after, batch_size)
         if not batch:
@@ -101,7 +81,7 @@ def run_due(
         plan, idle = _plan(model, batch, now)
         for work, records in plan.items():
             if work.name in wanted:
-                fired[work.name] += _fire(model, work, records, now, db, pacer)
+                fired[work.name] += _fire(model, work, records, now, db)
         if idle:
             deadlines.refresh(model, [record.pk for record in idle], db, now)
         if len(batch) < batch_size:
@@ -141,9 +121,7 @@ def _plan(model: Any, batch: list[Any], now: datetime) -> tuple[dict[Work, list[
     return plan, idle
 
 
-def _fire(
-    model: Any, work: Work, records: list[Any], now: datetime, db: str, pacer: Any
-) -> list[Any]:
+def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str) -> list[Any]:
     """The keys of the records ``work`` fired for."""
     pks = [record.pk for record in records]
     if work.transition_to is not None:
@@ -153,12 +131,13 @@ def _fire(
     for pk in pks:
         if stopping.requested():
             break
-        pacer.tick()
         row = attempts.get(pk)
         if retrying.waiting(row, now):
             waiting.append(pk)
-        elif engine.fire(model, pk, work, now, db, row):
-            fired.append(pk)
+            continue
+        with turn(db):  # on SQLite, other writers get theirs between records
+            if engine.fire(model, pk, work, now, db, row):
+                fired.append(pk)
     if waiting:  # due again at their retry, not at every poll until then
         deadlines.refresh(model, waiting, db, now)
     return fired
@@ -207,11 +186,12 @@ def _batches(model: Any, work: Work, now: datetime, db: str, batch_size: int, sk
 
 
 def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
-    moved, skip, pacer = [], set(), Pacer(db)
+    moved, skip = [], set()
     for pks in _batches(model, work, now, db, batch_size, skip):
         for pk in pks:
-            pacer.tick()
-            if engine.run_step(model, pk, work.step, now=now) is None:
+            with turn(db):
+                target = engine.run_step(model, pk, work.step, now=now)
+            if target is None:
                 skip.add(pk)
             else:
                 moved.append(pk)
@@ -222,10 +202,9 @@ def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size:
     """Transition timeouts move whole batches with one UPDATE."""
     changes = engine.entry_changes(model.workflow, work.transition_to, now)
     event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
-    fired, skip, pacer = [], set(), Pacer(db)
+    fired, skip = [], set()
     while not stopping.requested():
-        pacer.tick()
-        with transaction.atomic(using=db):
+        with turn(db), transaction.atomic(using=db):
             claim = _matching(model, work, now, db, skip).select_for_update(skip_locked=True)
             claim = claim[:batch_size]
             if work.exact:
@@ -250,18 +229,21 @@ def _is_due(work: Work, record: Any, now: datetime) -> bool:
 
 def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     """Action timeouts and every: each record in a transaction of its own."""
-    fired, skip, pacer = [], set(), Pacer(db)
+    fired, skip = [], set()
     for pks in _batches(model, work, now, db, batch_size, skip):
         attempts = _attempts(model, work, pks, now, db)
         for pk in pks:
             row = attempts.get(pk)
             if stopping.requested():
                 break
-            pacer.tick()
-            if retrying.waiting(row, now) or not engine.fire(model, pk, work, now, db, row):
+            if retrying.waiting(row, now):
                 skip.add(pk)
-            else:
-                fired.append(pk)
+                continue
+            with turn(db):
+                if engine.fire(model, pk, work, now, db, row):
+                    fired.append(pk)
+                    continue
+            skip.add(pk)
     return fired
 
 

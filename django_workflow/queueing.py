@@ -17,10 +17,12 @@ import threading
 from typing import Any
 
 from django.apps import apps
+from django.db import router
 
 from . import retrying, stopping
 from .conf import workflow_settings
 from .errors import TimeLimitExceeded
+from .pacing import paced
 from .retrying import NODE_VARIABLE
 
 TASK = "django_workflow.queueing.run_automatic_step"
@@ -65,6 +67,11 @@ def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
     async_task(ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options)
 
 
+def _database(model_label: str, *args: Any) -> str:
+    return router.db_for_write(apps.get_model(model_label))
+
+
+@paced(_database)
 def run_entry(model_label: str, pk: Any, step: str) -> int:
     """The django-q2 task of ``Step(on_enter=...)``: run what the record owes for its
     entries into ``step``, even if it has moved on since; how many effects committed."""
@@ -134,6 +141,7 @@ def retry_now(record: Any) -> bool:
     return True
 
 
+@paced(_database)
 def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
     """The django-q2 task for an automatic step; see ``engine.run_step``."""
     from .engine import run_step

@@ -10,13 +10,12 @@ queued automatic step is seen queued, not run inline.
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, router, transaction
+from django.db import connections, router, transaction
 from django.db.models.signals import post_save
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django_q.models import OrmQ
 
-from django_workflow import firing
 from django_workflow.engine import run_step
 from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
@@ -212,15 +211,6 @@ def test_a_record_in_a_step_no_longer_declared_is_skipped_by_every_path(clock):
     stranded = Proposal.objects.get(pk=proposal.pk)
     assert (stranded.pending_deadlines(), stranded.available_actions()) == ([], [])
     assert run_step(Proposal, proposal.pk, "retired_step") is None
-
-
-def test_on_sqlite_a_firing_worker_pauses_for_other_writers(monkeypatch):
-    monkeypatch.setattr(firing, "SQLITE_BURST", 0)  # every tick is past the burst
-    pacer = firing.Pacer("default")
-    before = pacer.since
-    pacer.tick()
-    paused = pacer.since > before
-    assert paused == (connection.vendor == "sqlite")
 
 
 def test_an_action_that_changes_no_field_fires_with_one_narrow_update(clock):

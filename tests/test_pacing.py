@@ -1,0 +1,72 @@
+"""On SQLite the worker's processes take turns to write, and pause together after a burst
+so another writer gets its turn (docs/worker.md)."""
+
+import multiprocessing
+import time
+
+import pytest
+from django.db import connection
+
+from django_workflow import pacing
+
+on_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's one writer")
+
+
+def hold_a_turn(seconds, started):
+    with pacing.turn("default"):
+        started.set()
+        time.sleep(seconds)
+
+
+@on_sqlite
+def test_a_turn_waits_for_the_turn_another_process_holds():
+    context = multiprocessing.get_context("fork")
+    started = context.Event()
+    other = context.Process(target=hold_a_turn, args=(0.5, started))
+    other.start()
+    assert started.wait(30)
+    began = time.monotonic()
+    with pacing.turn("default"):
+        waited = time.monotonic() - began
+    other.join()
+    assert 0.3 < waited < 5
+
+
+@on_sqlite
+def test_after_a_burst_the_next_turn_leaves_the_lock_alone_past_a_writers_retry(monkeypatch):
+    monkeypatch.setattr(pacing, "BURST", 0)  # every turn ends a burst
+    with pacing.turn("default"):
+        time.sleep(0.15)  # a writer that began waiting now retries 50 ms apart
+    began = time.monotonic()
+    with pacing.turn("default"):
+        waited = time.monotonic() - began
+    assert waited >= 0.05
+
+
+@on_sqlite
+def test_within_a_burst_turns_follow_each_other_at_once():
+    with pacing.turn("default"):
+        pass
+    began = time.monotonic()
+    with pacing.turn("default"):
+        waited = time.monotonic() - began
+    assert waited < pacing.SLACK
+
+
+def test_a_task_run_inside_a_task_shares_its_turn(monkeypatch):
+    monkeypatch.setattr(pacing, "BURST", 0)
+    with pacing.turn("default"):
+        began = time.monotonic()
+        with pacing.turn("default"):  # a synchronous task queued by the first
+            waited = time.monotonic() - began
+    assert waited < pacing.SLACK
+
+
+@pytest.mark.skipif(connection.vendor == "sqlite", reason="PostgreSQL locks rows")
+def test_on_postgresql_turns_never_wait(monkeypatch):
+    monkeypatch.setattr(pacing, "BURST", 0)
+    began = time.monotonic()
+    for _ in range(3):
+        with pacing.turn("default"):
+            time.sleep(0.05)
+    assert time.monotonic() - began < 0.15 + pacing.SLACK
