@@ -135,7 +135,12 @@ class RenameStep(_RepairOperation):
         if _has_field(model, NEXT_DUE_AT):  # "look at me now": the poll computes the real one
             changes[NEXT_DUE_AT] = timezone.now()
         rows = model._base_manager.db_manager(alias).filter(**{column: old})
-        rows.update(**changes)
+        with transaction.atomic(using=alias):
+            rows.update(**changes)
+            owed = _pending_effects(state.apps, schema_editor.connection)
+            if owed is not None:  # what entries into the old name owe, the new name owes
+                content_type = MoveRecords._content_type(state.apps, model, alias)
+                owed.filter(content_type_id=content_type.pk, step=old).update(step=new)
 
     def describe(self) -> str:
         return f"Rename step {self.old!r} to {self.new!r} in the rows of {self.model}"
@@ -211,11 +216,13 @@ class MoveRecords(_RepairOperation):
             changes[NEXT_DUE_AT] = now
         rows = model._base_manager.db_manager(alias).filter(**{column: self.from_step})
         with transaction.atomic(using=alias):
-            log_to = self._log_target(to_state.apps, model, alias) if self.log else None
-            effects_to = self._effects_target(to_state.apps, model, alias)
             # Locked until the migration commits, so every key read here is moved below.
             entered = dict(self._entered(rows.select_for_update().order_by("pk"), model))
             pks = list(entered)
+            if not pks:  # a fresh database: nothing to move, no log or effect rows to write
+                return
+            log_to = self._log_target(to_state.apps, model, alias) if self.log else None
+            effects_to = self._effects_target(to_state.apps, model, alias)
             for start in range(0, len(pks), CHUNK_SIZE):
                 chunk = pks[start : start + CHUNK_SIZE]
                 rows.filter(pk__in=chunk).update(**changes)
@@ -414,3 +421,16 @@ def _has_field(model: Any, name: str) -> bool:
     except FieldDoesNotExist:
         return False
     return True
+
+
+def _pending_effects(apps: Any, connection: Any) -> Any:
+    """The rows of ``PendingEffect`` on ``connection``: the migration's historical model,
+    or the installed one where the table exists but the migration does not depend on its
+    migration; ``None`` before the table exists."""
+    try:
+        model = apps.get_model("django_workflow", "PendingEffect")
+    except LookupError:
+        model = global_apps.get_model("django_workflow", "PendingEffect")
+        if model._meta.db_table not in connection.introspection.table_names():
+            return None
+    return model._base_manager.db_manager(connection.alias)

@@ -170,6 +170,36 @@ def test_move_records_into_a_step_with_on_enter_needs_the_table_of_effects(state
         forwards(MoveRecords("testapp.Shipment", "gone", "packing"), (before, after))
 
 
+def test_move_records_with_nothing_to_move_needs_neither_the_log_nor_the_effects(states):
+    """A fresh database (a project's test database) runs a release-2 migration that
+    depends on neither table's newer migration: nothing to move, nothing asked."""
+    before, after = (state.clone() for state in states)
+    for state in (before, after):
+        state.remove_model("django_workflow", "pendingeffect")
+        state.remove_model("django_workflow", "workflowoverview")
+        state.remove_model("django_workflow", "transitionlog")
+    forwards(MoveRecords("testapp.Shipment", "gone", "packing"), (before, after))
+    assert not PendingEffect.objects.exists()
+
+
+def test_rename_step_carries_the_effects_owed_to_entries_of_the_old_name(states):
+    """Entries made under the old name (a worker of the new code already running) still
+    owe their on_enter; the poll looks for them under the new name."""
+    shipment = strand(Shipment.objects.create(), "boxing")  # its creation's labels printed
+    PendingEffect.objects.create(  # an entry into "boxing", made by the old code
+        content_type=ContentType.objects.get_for_model(Shipment),
+        object_id=str(shipment.pk),
+        step="boxing",
+        entered_at=shipment.state_entered_at,
+        due_at=shipment.state_entered_at,
+    )
+    forwards(RenameStep("testapp.Shipment", "boxing", "packing"), states)
+    assert list(PendingEffect.objects.values_list("step", flat=True)) == ["packing"]
+    run_due_work()
+    assert Shipment.objects.get(pk=shipment.pk).labels_printed == 2
+    assert not PendingEffect.objects.exists()
+
+
 def test_move_records_logs_one_migration_row_per_moved_record(states):
     candidates = [strand(Candidate.objects.create(name=f"c{i}")) for i in range(3)]
     forwards(MoveRecords("testapp.Candidate", "gone", "interview"), states)
