@@ -319,9 +319,11 @@ def create_record(
     if record.pk is not None and not kwargs.get("force_update"):
         kwargs = {**kwargs, "force_insert": True}
     starting(record)
-    save(*args, update_fields=fields, **kwargs)
-    rearming.remember(record)
-    records_created([record], using=record._state.db)
+    db = kwargs.get("using") or router.db_for_write(type(record), instance=record)
+    with transaction.atomic(using=db):  # the row, its log row and what its entry owes
+        save(*args, update_fields=fields, **kwargs)
+        rearming.remember(record)
+        records_created([record], using=record._state.db)
 
 
 def starting(record: Any) -> None:

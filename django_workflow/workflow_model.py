@@ -48,8 +48,9 @@ class WorkflowQuerySet(models.QuerySet):
         objs = list(objs)
         for obj in objs:
             engine.starting(obj)
-        created = super().bulk_create(objs, *args, **kwargs)
-        engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
+        with transaction.atomic(using=self.db):  # the rows with their log rows and effects
+            created = super().bulk_create(objs, *args, **kwargs)
+            engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
         return created
 
     def actionable_by(self, actor: Any) -> WorkflowQuerySet:

@@ -8,7 +8,7 @@ import sys
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import OperationalError, connection, connections
 from django.test import override_settings
 from django_q.models import OrmQ
 
@@ -194,3 +194,24 @@ def test_an_effect_run_after_the_record_left_does_not_put_it_back_in_its_history
     run_due_work()  # the creation's effect, logged in place in packing
     assert printed(shipment) == 1
     assert shipment.state_at(T + timedelta(minutes=3)) == "shipped"
+
+
+def refuse_log_rows(execute, sql, params, many, context):
+    """The log row's INSERT fails, as a write does when SQLite's lock times out."""
+    if sql.lstrip().upper().startswith("INSERT") and "transitionlog" in sql.lower():
+        raise OperationalError("database is locked")
+    return execute(sql, params, many, context)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("create", ["create", "bulk_create"])
+def test_a_record_whose_entry_cannot_be_written_is_not_created_either(create):
+    """A created record, its log row and the effect its entry owes commit together: a
+    record left without them would never get its on_enter."""
+    with connection.execute_wrapper(refuse_log_rows), pytest.raises(OperationalError):
+        if create == "create":
+            Shipment.objects.create()
+        else:
+            Shipment.objects.bulk_create([Shipment(), Shipment()])
+    assert not Shipment.objects.exists()
+    assert not PendingEffect.objects.exists()
