@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -160,13 +161,15 @@ def _move_with_action(
             raise StaleRecord(record, tuple(guard))
         for name, value in accepted.items():
             setattr(record, name, value)
-        said = getattr(record, action)()
+        with collecting(record):
+            said = getattr(record, action)()
+            saved = saved_by(record)
         if not event.comment and isinstance(said, str):  # the action's word for the log
             event = replace(event, comment=said)
         # The guard held under the lock, before the action: the action may change
         # what ``when`` and the routes read, so only the step is checked again.
         step = model.workflow.state_attribute
-        move(record, {step: guard[step]}, {**saved_by(record), **changes}, event)
+        move(record, {step: guard[step]}, {**saved, **changes}, event)
     return record
 
 
@@ -219,15 +222,26 @@ def write(rows: Any, changes: dict[str, Any], db: str) -> int:
 COLLECTING = "_workflow_collecting"
 
 
-def saved_by(record: Any) -> dict[str, Any]:
-    """What ``record.save()`` would write (the model's own ``save()`` runs), unwritten:
-    the engine writes it with the step change, in one ``UPDATE`` and one signal pair."""
+@contextmanager
+def collecting(record: Any) -> Iterator[dict[str, Any]]:
+    """While open, ``record.save()`` (the model's own ``save()`` runs) writes nothing and
+    sends nothing: what it would write is collected, for the engine to write with the step
+    change in one ``UPDATE`` and one signal pair. An action that saves itself runs in it."""
+    if COLLECTING in record.__dict__:  # already open: one collection
+        yield record.__dict__[COLLECTING]
+        return
     record.__dict__[COLLECTING] = collected = {}
     try:
-        record.save()
+        yield collected
     finally:
         record.__dict__.pop(COLLECTING, None)
-    return collected
+
+
+def saved_by(record: Any) -> dict[str, Any]:
+    """What ``record.save()`` would write, with what it already collected, unwritten."""
+    with collecting(record) as collected:
+        record.save()
+    return dict(collected)
 
 
 def _prepared(record: Any, names: Iterable[str]) -> dict[str, Any]:
@@ -477,11 +491,12 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
                 retrying.forget(model, pk, work, db)
                 return None
             entered = getattr(record, STATE_ENTERED_AT)
-            getattr(record, work.action)()
-            target = choose_route(workflow.steps[step].routes, record, db)
-            if target is None:
-                raise NoRouteMatched(record, work.action, step)
-            saved = saved_by(record)
+            with collecting(record):
+                getattr(record, work.action)()
+                target = choose_route(workflow.steps[step].routes, record, db)
+                if target is None:
+                    raise NoRouteMatched(record, work.action, step)
+                saved = saved_by(record)
             retrying.forget(model, pk, work, db)
             guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
             event = Event(step, target, work.action, Trigger.AUTOMATIC, attempt=attempt)
@@ -629,8 +644,9 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
             if due is None or due > now:
                 return False
             before = _values(record)
-            getattr(record, work.action)()
-            _save_fired(record, work, now, before)
+            with collecting(record):
+                getattr(record, work.action)()
+                _save_fired(record, work, now, before)
             log_event(record, Event(work.step, work.step, work.entity, Trigger.TIMEOUT))
             if attempt_row is not None:
                 retrying.forget(model, pk, work, db)

@@ -851,12 +851,14 @@ class Clearance(WorkflowModel):
 
     def mark(self):
         self.checked = True
+        self.save()  # an action may save what it set: the step change still sends one pair
 
     def explain(self):
         return f"explained for {self.holder}"
 
     def tick(self):
         self.ticks += 1
+        self.save()
 
 
 class Hush(WorkflowModel):
