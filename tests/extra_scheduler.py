@@ -1,6 +1,7 @@
 """A scheduler of the tests' own, registered by ``tests/settings_extra_scheduler.py``:
 whatever the registry holds, the worker syncs it and runs its loop."""
 
+import sys
 import threading
 from datetime import timedelta
 
@@ -22,8 +23,15 @@ class TallyScheduler(Scheduler):
 
     def loop(self, works: list[Work]):
         def run(stop: threading.Event) -> None:
-            print(f"tally loop running in {threading.current_thread().name}", flush=True)
+            say(f"tally loop running in {threading.current_thread().name}")
             stop.wait()
-            print("tally loop stopped", flush=True)
+            say("tally loop stopped")
 
         return run
+
+
+def say(line: str) -> None:
+    """One write per line: ``print`` writes the newline apart, and the worker's other
+    threads write between the two."""
+    sys.stdout.write(f"{line}\n")
+    sys.stdout.flush()
