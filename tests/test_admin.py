@@ -595,6 +595,16 @@ def test_the_values_form_takes_a_comment_too_and_keeps_it_on_an_error(admin_clie
     assert decision.history().get(transition_name="approve").comment == "why"
 
 
+def test_a_comment_that_cannot_be_kept_is_asked_again_and_nothing_moves(admin_client):
+    ticket = Ticket.objects.create()
+    page = admin_client.post(
+        action_url(ticket, "close"), {"step": "new", "workflow-comment": "dup\x00licate"}
+    )
+    assert page.status_code == 200 and page.context["comment_form"].errors
+    assert "Null characters are not allowed." in page.content.decode()
+    assert Ticket.objects.get(pk=ticket.pk).state == "new"
+
+
 def test_a_transition_button_pressed_twice_answers_with_a_message(admin_client):
     decision = Decision.objects.create()
     admin_client.post(action_url(decision, "hold"), {"step": "pending"})

@@ -301,6 +301,15 @@ def test_a_bulk_move_into_no_final_step_moves_at_once(client):
     assert steps(Ticket) == {working.pk: "resolved"}
 
 
+def test_a_bulk_comment_that_cannot_be_kept_is_asked_again_and_nothing_moves(client):
+    staff(client, "view_ticket", "change_ticket")
+    new, working = tickets("new", "working")
+    page = run_action(client, "close", [new, working], post="yes", **{"workflow-comment": "x\x00"})
+    assert page.templates[0].name == "admin/django_workflow/bulk_confirmation.html"
+    assert "Null characters are not allowed." in page.content.decode()
+    assert steps(Ticket) == {new.pk: "new", working.pk: "working"}
+
+
 def test_a_confirmed_bulk_move_names_the_records_that_moved_meanwhile(client):
     staff(client, "view_ticket", "change_ticket")
     first, second = tickets("new", "new")

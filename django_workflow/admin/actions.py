@@ -60,10 +60,10 @@ class WorkflowBulkActions:
         """A changelist action: a selection some of whose records would move into a final
         step is confirmed on a page first (posting back ``post=yes``, as Django's "Delete
         selected" does); any other moves at once."""
-        if request.POST.get("post") == "yes":
-            return self.workflow_bulk_transition(
-                request, queryset, name, comment=posted_comment(request)
-            )
+        confirmed = request.POST.get("post") == "yes"
+        comment = posted_comment(request) if confirmed else None
+        if comment is not None:
+            return self.workflow_bulk_transition(request, queryset, name, comment=comment)
         hidden = set(self._hidden_from(request, queryset, name))
 
         def outlook(record: Any) -> tuple[str | None, str]:
@@ -75,7 +75,8 @@ class WorkflowBulkActions:
 
         forecast = [(record, *outlook(record)) for record in queryset]
         workflow = self.model.workflow
-        if not any(target and is_terminal(workflow, target) for _, target, _ in forecast):
+        final = any(target and is_terminal(workflow, target) for _, target, _ in forecast)
+        if not (final or confirmed):  # confirmed: its comment could not be kept, asked again
             return self.workflow_bulk_transition(request, queryset, name)
         return self._bulk_confirmation(request, name, forecast)
 
@@ -97,7 +98,7 @@ class WorkflowBulkActions:
             "selected": [r.pk for r, _, _ in forecast],
             "action": f"workflow_{name}",
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-            "comment_form": CommentForm(),
+            "comment_form": CommentForm(request.POST if request.POST.get("post") else None),
             "back_url": request.get_full_path(),
         }
         return TemplateResponse(request, "admin/django_workflow/bulk_confirmation.html", context)

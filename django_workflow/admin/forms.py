@@ -24,10 +24,11 @@ class CommentForm(forms.Form):
     )
 
 
-def posted_comment(request: HttpRequest) -> str:
-    """The reason posted with a move, ``""`` when none (or not valid)."""
+def posted_comment(request: HttpRequest) -> str | None:
+    """The reason posted with a move: ``""`` when none, ``None`` when it cannot be kept
+    (the page is shown again with the form's error, and nothing moves)."""
     form = CommentForm(request.POST)
-    return form.cleaned_data["comment"] if form.is_valid() else ""
+    return form.cleaned_data["comment"] if form.is_valid() else None
 
 
 def asked(transition: Any, values: dict[str, Any]) -> list[str]:

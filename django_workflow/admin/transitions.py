@@ -169,6 +169,8 @@ class WorkflowTransitionViews:
             accepted.update({f: form.cleaned_data[f] for f in asked(declared, values)})
             record.refresh_from_db()  # the form wrote the values onto the instance
         comment = posted_comment(request)
+        if comment is None:
+            return self._workflow_form(request, record, declared, None, CommentForm(request.POST))
         call = partial(record.transition, name, actor=request.user, comment=comment, **accepted)
         label = workflow.transition_label(name, record.current_step)
         return self._workflow_call(request, record, call, f"{label}: now in")
