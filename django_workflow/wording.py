@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from .columns import ON_ENTER
 from .declaration import humanise
 from .events import Trigger
 
@@ -22,13 +23,16 @@ from .events import Trigger
 _DEADLINE_OR_STEP = (Trigger.TIMEOUT, Trigger.FAILED, Trigger.HALTED, Trigger.ERROR_PATH)
 
 
-def trigger_words(value: str) -> str:
-    """``"error_path"`` → "error path": what a trigger reads as (the value itself when
-    it is no trigger this release knows)."""
+def trigger_words(row: Any) -> str:
+    """What set a log row off, in words: "by the worker", "error path"; an ``on_enter``
+    effect's row (stored as a firing) reads "on entry", not "deadline". A value this
+    release does not know reads as stored."""
+    if row.triggered_by == Trigger.TIMEOUT and row.transition_name == ON_ENTER:
+        return _("on entry")
     try:
-        return str(Trigger(value).label)
+        return str(Trigger(row.triggered_by).label)
     except ValueError:
-        return value
+        return row.triggered_by
 
 
 def row_label(workflow: Any, row: Any) -> str:

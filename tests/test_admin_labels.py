@@ -11,10 +11,10 @@ from django.utils import translation
 from django_workflow import Step, Timeout, Transition
 from django_workflow.admin import describe_deadline
 from django_workflow.models import TransitionLog
-from django_workflow.testing import advance_to_next_deadline
-from django_workflow.wording import row_label
+from django_workflow.testing import advance_to_next_deadline, run_due_work
+from django_workflow.wording import row_label, trigger_words
 from example_project.support.models import Ticket as SupportTicket
-from tests.testapp.models import Appeal, Claim, Decision, Sync
+from tests.testapp.models import Appeal, Claim, Decision, Shipment, Sync
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +92,14 @@ def test_triggers_and_deadlines_read_in_words_in_the_log_and_the_history(
     history = panel.decode().split('class="workflow-history"')[1]
     assert ">SLA warning</td><td>deadline</td>" in history
     assert "sla_warning</td>" not in history and "timeout</td>" not in history
+
+
+def test_an_on_enter_effect_reads_as_on_entry_not_as_a_deadline(admin_client):
+    shipment = Shipment.objects.create()
+    run_due_work()  # its label printed on entering packing
+    row = TransitionLog.objects.get(object_id=str(shipment.pk), transition_name="on_enter")
+    assert trigger_words(row) == "on entry"
+    assert cells(admin_client.get(LOG).content.decode(), "trigger")[0] == "on entry"
 
 
 def test_searching_the_log_by_a_records_name_finds_its_rows(admin_client, urgent_ticket):

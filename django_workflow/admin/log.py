@@ -29,7 +29,7 @@ from django.utils.text import capfirst
 from ..events import Trigger
 from ..models import TransitionLog
 from ..registry import is_workflow_model, workflow_models
-from ..wording import row_label, step_words, times_in
+from ..wording import row_label, step_words, times_in, trigger_words
 from .display import rendered
 from .site import StaffReadOnlyAdmin, viewable_models
 
@@ -250,7 +250,7 @@ class TransitionLogAdmin(StaffReadOnlyAdmin):
 
     @admin.display(description="trigger", ordering="triggered_by")
     def trigger(self, row: TransitionLog) -> str:
-        return row.get_triggered_by_display()
+        return trigger_words(row)
 
     @admin.display(description="actor", ordering="actor_repr")
     def actor_name(self, row: TransitionLog) -> str:

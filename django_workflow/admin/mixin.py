@@ -26,7 +26,7 @@ from .. import graph, status
 from ..queueing import attempt_row, next_attempt_at
 from ..scheduling import zone_of
 from ..undo import undoable
-from ..wording import row_label, times_in
+from ..wording import row_label, times_in, trigger_words
 from .actions import WorkflowBulkActions
 from .display import KINDS, describe_deadline, is_terminal, next_deadline, rendered, undo_label
 from .site import kept, page_url
@@ -247,6 +247,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             row.from_label = workflow.step_label(row.from_state) if row.from_state else ""
             row.to_label = workflow.step_label(row.to_state)
             row.label = row_label(workflow, row)
+            row.trigger = trigger_words(row)
         return page
 
     def _workflow_url(self, record: Any, view: str, *args: str) -> str:
