@@ -77,6 +77,13 @@ class _RepairOperation(Operation):
         # Routers decide; unlike schema operations, unmanaged models are repaired too.
         return router.allow_migrate_model(alias, model)
 
+    def _repaired(self, apps: Any, app_label: str, schema_editor: Any) -> tuple[Any, str] | None:
+        """The historical model and the alias to repair it on; ``None`` where the routers
+        keep the model off that database."""
+        model = self._model(apps, app_label)
+        alias = schema_editor.connection.alias
+        return (model, alias) if self._allowed(alias, model) else None
+
     def _model_name(self) -> str:
         return self.model.rpartition(".")[2].lower()
 
@@ -126,10 +133,10 @@ class RenameStep(_RepairOperation):
         self._rename(app_label, schema_editor, to_state, self.new, self.old)
 
     def _rename(self, app_label: str, schema_editor: Any, state: Any, old: str, new: str) -> None:
-        model = self._model(state.apps, app_label)
-        alias = schema_editor.connection.alias
-        if not self._allowed(alias, model):
+        repaired = self._repaired(state.apps, app_label, schema_editor)
+        if repaired is None:
             return
+        model, alias = repaired
         column = self._state_column(model)
         changes: dict[str, Any] = {column: new}
         if _has_field(model, NEXT_DUE_AT):  # "look at me now": the poll computes the real one
@@ -203,10 +210,10 @@ class MoveRecords(_RepairOperation):
     def database_forwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
     ) -> None:
-        model = self._model(to_state.apps, app_label)
-        alias = schema_editor.connection.alias
-        if not self._allowed(alias, model):
+        repaired = self._repaired(to_state.apps, app_label, schema_editor)
+        if repaired is None:
             return
+        model, alias = repaired
         column = self._state_column(model)
         now = timezone.now()
         changes = {column: self.to_step, **dict.fromkeys(self._cleared_columns(model))}
@@ -371,10 +378,10 @@ class OweUnranEffects(_RepairOperation):
     def database_forwards(
         self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
     ) -> None:
-        model = self._model(from_state.apps, app_label)
-        alias = schema_editor.connection.alias
-        if not self._allowed(alias, model):
+        repaired = self._repaired(from_state.apps, app_label, schema_editor)
+        if repaired is None:
             return
+        model, alias = repaired
         fired = f"{self.step}_on_enter_fired_at"
         if not _has_field(model, fired):
             raise ValueError(
