@@ -310,7 +310,6 @@ class MoveRecords(_RepairOperation):
         """The historical log model and the content type its rows point at."""
         try:
             log_model = apps.get_model("django_workflow", "TransitionLog")
-            content_types = apps.get_model("contenttypes", "ContentType")
         except LookupError:
             triggers = set()
         else:
@@ -320,12 +319,7 @@ class MoveRecords(_RepairOperation):
                 f"MoveRecords writes TransitionLog rows with trigger 'migration': add "
                 f"{LOG_MIGRATION!r} to the migration's dependencies (or pass log=False)."
             )
-        # The log points at the concrete model, proxies included, as the engine's rows do.
-        concrete = model._meta.concrete_model._meta
-        content_type, _ = content_types._base_manager.db_manager(alias).get_or_create(
-            app_label=concrete.app_label, model=concrete.model_name
-        )
-        return log_model, content_type
+        return log_model, self._content_type(apps, model, alias)
 
     def _log_row(self, log_model: Any, content_type: Any, pk: Any, now: Any, entered: Any) -> Any:
         row = log_model(
