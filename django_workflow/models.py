@@ -87,12 +87,24 @@ class TransitionLog(models.Model):
     def description(self) -> str:
         """What the row did, in words: the transition's name, or "undo of reject" /
         "redo of reject" for an undo (load ``reverses__reverses`` alongside)."""
+        reversal = self.reversal()
+        return f"{reversal[0]} of {reversal[1]}" if reversal else self.transition_name
+
+    def reversal(self) -> tuple[str, str] | None:
+        """For an undo's row, ``("undo" | "redo", the transition it took back or made
+        again)``; ``None`` for any other row."""
         if self.triggered_by != Trigger.UNDO or self.reverses is None:
-            return self.transition_name
+            return None
         row, hops = self.reverses, 1
         while row.triggered_by == Trigger.UNDO and row.reverses is not None:
             row, hops = row.reverses, hops + 1
-        return f"{'undo' if hops % 2 else 'redo'} of {row.transition_name}"
+        return ("undo" if hops % 2 else "redo"), row.transition_name
+
+    @property
+    def undone_by_redo(self) -> bool:
+        """Whether undoing this row makes its transition again: the row is an undo."""
+        reversal = self.reversal()
+        return reversal is not None and reversal[0] == "undo"
 
 
 class WorkflowOverview(TransitionLog):

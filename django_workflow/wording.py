@@ -43,8 +43,9 @@ def row_label(workflow: Any, row: Any) -> str:
     An undo row reads its chain from ``row.reverses`` (load ``reverses__reverses``).
     """
     name, trigger = row.transition_name, row.triggered_by
-    if trigger == Trigger.UNDO and row.reverses is not None:
-        done, _of, undone = row.description.partition(" of ")
+    reversal = row.reversal()
+    if reversal is not None:
+        done, undone = reversal
         label = workflow.transition_label(undone) if workflow else humanise(undone)
         words = _("Undo of “%(label)s”") if done == "undo" else _("Redo of “%(label)s”")
         return words % {"label": label}

@@ -16,7 +16,6 @@ from django.utils import dateformat, timezone
 from django.utils.translation import gettext, ngettext
 
 from ..declaration import humanise
-from ..models import TransitionLog
 from ..scheduling import zone_of
 
 #: How the panel names a step's kind.
@@ -108,10 +107,9 @@ def span(length: timedelta) -> str:
 
 def undo_label(record: Any, row: Any) -> str:
     """ "Undo “Reject”" or "Redo “Reject”": named for what the undo of ``row`` reverses."""
-    verb, name = "Undo", row.transition_name
-    if row.triggered_by == TransitionLog.Trigger.UNDO:  # reversing an undo, or a redo
-        done, _, name = row.description.partition(" of ")
-        verb = "Redo" if done == "undo" else "Undo"
+    reversal = row.reversal()  # reversing an undo, or a redo
+    name = reversal[1] if reversal else row.transition_name
+    verb = "Redo" if row.undone_by_redo else "Undo"
     return f"{verb} “{type(record).workflow.transition_label(name)}”"
 
 

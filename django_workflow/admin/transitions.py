@@ -27,7 +27,6 @@ from django.template.response import TemplateResponse
 from ..conditions import unmet_reason
 from ..errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from ..history import last_step_change
-from ..models import TransitionLog
 from ..policies import allowed
 from ..queueing import retry_now
 from ..undo import undoable, undoable_row
@@ -192,7 +191,7 @@ class WorkflowTransitionViews:
             if row is None or not is_terminal(workflow, row.from_state):
                 return redirect(self._change_url(record) + kept(request))
             return self._undo_form(request, record, row)
-        redo = row is not None and row.description.startswith("undo of")
+        redo = row is not None and row.undone_by_redo
         call = partial(record.undo, actor=request.user)
         return self._workflow_call(
             request, record, call, f"{'Redone' if redo else 'Undone'}: now in"
@@ -259,9 +258,7 @@ class WorkflowTransitionViews:
     def _undo_refusal(self, record: Any, error: UndoNotPermitted) -> str:
         """ "Redo refused: only the person who made the move may undo it." """
         row = last_step_change(record) if error.reason != "undo_not_enabled" else None
-        verb = "Undo"
-        if row is not None and row.triggered_by == TransitionLog.Trigger.UNDO:
-            verb = "Redo" if row.description.startswith("undo of") else "Undo"
+        verb = "Redo" if row is not None and row.undone_by_redo else "Undo"
         words = self.workflow_undo_refusals.get(error.reason)
         within = getattr(type(record).workflow.undo, "within", None)
         text = str(words).format(within=within) if words else str(error)
