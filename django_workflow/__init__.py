@@ -47,7 +47,7 @@ def __getattr__(name: str) -> Any:
 
         return WorkflowModel
     if name == "run_work":
-        from .firing import run_work
+        from .engine.firing import run_work
 
         return run_work
     raise AttributeError(f"module 'django_workflow' has no attribute {name!r}")

@@ -159,3 +159,16 @@ def _field(record: Any, attname: str) -> str:
     except FieldDoesNotExist:
         field = next((f for f in record._meta.concrete_fields if f.attname == attname), None)
     return str(field.verbose_name) if field is not None else attname
+
+
+def error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def error_summary(error: BaseException, limit: int = 300) -> str:
+    """The exception's class and the first line of its message, for a log line."""
+    lines = str(error).strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > limit:
+        first = first[: limit - 1] + "…"
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__

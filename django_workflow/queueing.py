@@ -50,7 +50,7 @@ def _queue_or_leave_to_the_poll(enqueue: Any, model: Any, pk: Any, step: str, wh
     try:
         enqueue(model._meta.label, pk, step, model.workflow.queue)
     except Exception as error:
-        from .engine import error_summary
+        from .errors import error_summary
 
         logger.warning(
             "%s %s: the %s of step %r could not be queued (%s); the next poll runs it",
@@ -75,7 +75,7 @@ def _database(model_label: str, *args: Any) -> str:
 def run_entry(model_label: str, pk: Any, step: str) -> int:
     """The django-q2 task of ``Step(on_enter=...)``: run what the record owes for its
     entries into ``step``, even if it has moved on since; how many effects committed."""
-    from .effects import run_for_record
+    from .engine.effects import run_for_record
 
     return run_for_record(apps.get_model(model_label), pk, step)
 

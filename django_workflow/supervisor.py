@@ -25,7 +25,7 @@ from django.db import connections
 
 from . import stopping
 from .conf import workflow_settings
-from .recovery import Heartbeat, hand_over, process_alive
+from .engine.recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
 from .schedulers import kick_off, loops
 

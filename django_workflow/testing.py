@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .firing import run_work
+from .engine.firing import run_work
 from .registry import workflow_models
 
 MAX_PASSES = 50

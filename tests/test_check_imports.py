@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Modules that run work; a check needs none of them.
-RUNTIME = ("django_workflow.engine", "django_workflow.firing", "django_q.cluster")
+RUNTIME = ("django_workflow.engine", "django_q.cluster")
 
 SETTINGS = ["tests.settings", "example_project.settings"]
 

@@ -6,7 +6,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from django_workflow.columns import NEXT_DUE_AT
-from django_workflow.firing import due_rows
+from django_workflow.engine.firing import due_rows
 from django_workflow.generation import deadline_indexes
 from tests.testapp.models import Decision, Monitor, Proposal
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from django_workflow import Every, Step, Timeout, Transition, deadlines
 from django_workflow.columns import NEXT_DUE_AT
-from django_workflow.firing import run_work
+from django_workflow.engine.firing import run_work
 from django_workflow.models import DeadlineDeclaration, WorkAttempt
 from django_workflow.schedulers.polling import poll, queue_waiting_steps
 from django_workflow.testing import run_due_work

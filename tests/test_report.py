@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
+from django_workflow.engine.firing import run_work
 from django_workflow.events import Trigger
-from django_workflow.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, _calendar_days, non_working_spans, time_in_step
 from tests.moments import T

@@ -7,7 +7,7 @@ import pytest
 
 from django_workflow import Retry, Step, Timeout
 from django_workflow.engine import error_summary, run_step
-from django_workflow.firing import run_work
+from django_workflow.engine.firing import run_work
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.queueing import attempt_row, next_attempt_at
 from django_workflow.retrying import backoff, runs_at, start_attempt

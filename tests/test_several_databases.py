@@ -14,7 +14,7 @@ import pytest
 from django.db import connections, router, transaction
 
 from django_workflow import probes
-from django_workflow.firing import run_work
+from django_workflow.engine.firing import run_work
 from tests.moments import T
 from tests.testapp.models import Batch, SideEffect
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from django_workflow.columns import NEXT_DUE_AT
-from django_workflow.firing import named
+from django_workflow.engine.firing import named
 from django_workflow.management.commands.workflow_worker import (
     LOG_FORMAT,
     QUEUE_LOGGER,

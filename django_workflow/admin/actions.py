@@ -180,7 +180,7 @@ def reason_of(error: Exception) -> str:
         return "not offered in its step"
     if isinstance(error, NoRouteMatched):
         return "no route matched"
-    from ..engine import error_summary
+    from ..errors import error_summary
 
     return error_summary(error, 120)
 

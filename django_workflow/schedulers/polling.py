@@ -28,8 +28,8 @@ from django.utils import timezone
 
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
+from ..engine.firing import named, run_due, run_work
 from ..events import WorkKind
-from ..firing import named, run_due, run_work
 from ..queueing import enqueue_step
 from ..work import Work
 from .base import Scheduler

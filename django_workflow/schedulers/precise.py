@@ -27,8 +27,8 @@ from django.utils import timezone
 
 from ..columns import NEXT_DUE_AT
 from ..conf import workflow_settings
+from ..engine.firing import run_work
 from ..events import WorkKind
-from ..firing import run_work
 from ..models import WorkflowLease
 from ..scheduling import due_at
 from ..signals import step_changed

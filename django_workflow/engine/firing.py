@@ -17,13 +17,16 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from . import deadlines, effects, engine, probes, retrying, stopping
-from .columns import NEXT_DUE_AT
-from .events import Event, Trigger, WorkKind
-from .pacing import turn
-from .scheduling import due_at
-from .signals import work_fired
-from .work import Work
+from .. import deadlines, probes, retrying, stopping
+from ..columns import NEXT_DUE_AT
+from ..events import Event, Trigger, WorkKind
+from ..pacing import turn
+from ..scheduling import due_at
+from ..signals import work_fired
+from ..work import Work
+from . import effects
+from .moves import entry_changes, move_many
+from .running import fire, run_step
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +139,7 @@ def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str) ->
             waiting.append(pk)
             continue
         with turn(db):  # on SQLite, other writers get theirs between records
-            if engine.fire(model, pk, work, now, db, row):
+            if fire(model, pk, work, now, db, row):
                 fired.append(pk)
     if waiting:  # due again at their retry, not at every poll until then
         deadlines.refresh(model, waiting, db, now)
@@ -145,7 +148,7 @@ def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str) ->
 
 def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) -> list[Any]:
     """A transition timeout moves its due records with one UPDATE, each re-checked locked."""
-    changes = engine.entry_changes(model.workflow, work.transition_to, now)
+    changes = entry_changes(model.workflow, work.transition_to, now)
     event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
     state = model.workflow.state_attribute
     with transaction.atomic(using=db):
@@ -155,7 +158,7 @@ def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) ->
         if not due:
             return []
         rows = model._base_manager.using(db).filter(pk__in=due)
-        return list(engine.move_many(model, rows, changes, event, db))
+        return list(move_many(model, rows, changes, event, db))
 
 
 def _report(model: Any, work: Work, fired: list[Any]) -> None:
@@ -190,7 +193,7 @@ def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) 
     for pks in _batches(model, work, now, db, batch_size, skip):
         for pk in pks:
             with turn(db):
-                target = engine.run_step(model, pk, work.step, now=now)
+                target = run_step(model, pk, work.step, now=now)
             if target is None:
                 skip.add(pk)
             else:
@@ -200,7 +203,7 @@ def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) 
 
 def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     """Transition timeouts move whole batches with one UPDATE."""
-    changes = engine.entry_changes(model.workflow, work.transition_to, now)
+    changes = entry_changes(model.workflow, work.transition_to, now)
     event = Event(work.step, work.transition_to, work.entity, Trigger.TIMEOUT)
     fired, skip = [], set()
     while not stopping.requested():
@@ -208,14 +211,14 @@ def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size:
             claim = _matching(model, work, now, db, skip).select_for_update(skip_locked=True)
             claim = claim[:batch_size]
             if work.exact:
-                claimed = moved = engine.move_many(model, claim, changes, event, db)
+                claimed = moved = move_many(model, claim, changes, event, db)
             else:  # business days: the query is a pre-filter, due_at decides
                 records = list(claim)
                 claimed = [record.pk for record in records]
                 due = [record.pk for record in records if _is_due(work, record, now)]
                 skip.update(set(claimed) - set(due))
                 rows = model._base_manager.using(db).filter(pk__in=due)
-                moved = engine.move_many(model, rows, changes, event, db) if due else []
+                moved = move_many(model, rows, changes, event, db) if due else []
         fired.extend(moved)
         if len(claimed) < batch_size:
             break
@@ -240,7 +243,7 @@ def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int
                 skip.add(pk)
                 continue
             with turn(db):
-                if engine.fire(model, pk, work, now, db, row):
+                if fire(model, pk, work, now, db, row):
                     fired.append(pk)
                     continue
             skip.add(pk)

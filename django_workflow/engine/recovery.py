@@ -18,11 +18,11 @@ from typing import Any
 from django.db import close_old_connections
 from django.utils import timezone
 
-from .conf import workflow_settings
-from .events import WorkKind
-from .models import WorkAttempt
-from .queueing import enqueue_step
-from .retrying import RECOVERING, lease, running
+from ..conf import workflow_settings
+from ..events import WorkKind
+from ..models import WorkAttempt
+from ..queueing import enqueue_step
+from ..retrying import RECOVERING, lease, running
 
 logger = logging.getLogger(__name__)
 

@@ -21,13 +21,16 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from . import engine, probes, retrying, stopping
-from .columns import ON_ENTER
-from .events import Event, Trigger
-from .models import PendingEffect
-from .owed_effects import BATCH_SIZE, pending
-from .pacing import turn
-from .signals import work_failed, work_fired, work_halted
+from .. import probes, retrying, stopping
+from ..columns import ON_ENTER
+from ..errors import error_summary, error_text
+from ..events import Event, Trigger
+from ..models import PendingEffect
+from ..owed_effects import BATCH_SIZE, pending
+from ..pacing import turn
+from ..signals import work_failed, work_fired, work_halted
+from .moves import field_values, log_event
+from .running import ACTION_FAILURES
 
 logger = logging.getLogger(__name__)
 
@@ -96,14 +99,14 @@ def run_one(model: Any, effect: int, now: datetime, db: str) -> bool:
                     row.delete()
                 return False
             work = _work(model, row)
-            before = engine._values(record)
+            before = field_values(record)
             getattr(record, work.action)()
-            if engine._values(record, before) != before:
+            if field_values(record, before) != before:
                 record.save()
-            engine.log_event(record, _event(row, Trigger.TIMEOUT))
+            log_event(record, _event(row, Trigger.TIMEOUT))
             row.delete()
         return True
-    except engine.ACTION_FAILURES as error:
+    except ACTION_FAILURES as error:
         if record is None:
             raise
         with transaction.atomic(using=db):
@@ -142,10 +145,10 @@ def _attempt_failed(model: Any, record: Any, effect: int, error: BaseException, 
     attempt = row.attempts + 1
     halted = retry is None or attempt >= retry.max_attempts
     retry_at = None if halted else timezone.now() + retrying.backoff(retry, attempt)
-    row.attempts, row.due_at, row.last_error = attempt, retry_at, engine.error_text(error)
+    row.attempts, row.due_at, row.last_error = attempt, retry_at, error_text(error)
     row.save(using=db)
     trigger = Trigger.HALTED if halted else Trigger.FAILED
-    engine.log_event(record, _event(row, trigger, error=error, attempt=attempt))
+    log_event(record, _event(row, trigger, error=error, attempt=attempt))
     name = f"enter:{row.step}"
     signal, extra = (work_halted, {}) if halted else (work_failed, {"retry_at": retry_at})
     if signal.has_listeners(model):
@@ -157,7 +160,7 @@ def _attempt_failed(model: Any, record: Any, effect: int, error: BaseException, 
     then = "halted" if halted else f"next attempt with the poll from {retry_at:%H:%M:%S}"
     logger.warning(
         "%s %s: %s failed, attempt %d of %d: %s (%s)",
-        *(model._meta.label, record.pk, name, attempt, budget, engine.error_summary(error), then),
+        *(model._meta.label, record.pk, name, attempt, budget, error_summary(error), then),
     )
 
 

@@ -1,0 +1,42 @@
+"""The engine: the only writer of a workflow's columns, its due instants and its attempts.
+
+Every step change (manual, automatic, error path, timeout, undo, creation)
+and every firing goes through here. A change is one database transaction:
+the new step is written only if the row still holds what the caller saw, the
+instance takes the new values, the log row is written beside it, and the
+signal and any follow-up work go out after commit.
+
+Rooms: ``moves`` writes a step change and announces it; ``routes`` chooses
+where an automatic step or a conditional transition leads; ``manual`` decides
+and runs a person's transition; ``saving`` is ``save()`` and creation;
+``running`` runs automatic steps and fires deadlines.
+"""
+
+from ..errors import error_summary, error_text
+from .manual import Decision, available, decide, permits, run_transition
+from .moves import database, entry_changes, log_event, move, move_many
+from .running import ACTION_FAILURES, attempt_failed, fire, run_step
+from .saving import create_record, records_created, save_record, starting
+
+__all__ = [
+    "ACTION_FAILURES",
+    "Decision",
+    "attempt_failed",
+    "available",
+    "create_record",
+    "database",
+    "decide",
+    "entry_changes",
+    "error_summary",
+    "error_text",
+    "fire",
+    "log_event",
+    "move",
+    "move_many",
+    "permits",
+    "records_created",
+    "run_step",
+    "run_transition",
+    "save_record",
+    "starting",
+]

@@ -1,0 +1,140 @@
+"""Manual transitions: deciding whether a call may move a record, and moving it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import log_values
+from ..compiled import CompiledWorkflow
+from ..conditions import unmet_reason
+from ..declaration import Route, Transition
+from ..errors import (
+    ConditionUnmet,
+    NoRouteMatched,
+    StaleRecord,
+    TransitionNotAllowed,
+    UnsavedRecord,
+    WorkflowPermissionDenied,
+)
+from ..events import Event, Trigger
+from ..policies import allowed
+from .moves import collecting, database, entry_changes, move, saved_by
+from .routes import choose_route, fields_read, route_holds, with_values
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a manual call of a transition on a record comes to, before anything is written."""
+
+    transition: Transition
+    step: str
+    target: str
+    #: The values the decision read: the write happens only if the row still holds them.
+    guard: dict[str, Any]
+
+
+def decide(
+    record: Any, name: str, actor: Any, accepted: dict[str, Any], authorize: bool = True
+) -> Decision:
+    """Where ``record`` goes through transition ``name`` called by ``actor`` with
+    ``accepted``; raises the error the call raises when it may not."""
+    model = type(record)
+    if record._state.adding:  # no row to move: the guarded write would find nothing
+        raise UnsavedRecord(record, name)
+    workflow: CompiledWorkflow = model.workflow
+    step = getattr(record, workflow.state_attribute)
+    declared = workflow.transition(step, name)
+    if declared is None:
+        raise TransitionNotAllowed(record, name, step)
+    unexpected = sorted(set(accepted) - set(declared.accept))
+    if unexpected:
+        raise TypeError(
+            f"{name}() got unexpected values {unexpected}; it accepts {list(declared.accept)}."
+        )
+    seen = with_values(record, accepted)  # what policies, `when` and routes decide on
+    if not available(seen, declared):
+        raise ConditionUnmet(record, name, step, unmet_reason(declared, model))
+    if authorize and not allowed(workflow.policy_for(step, name), actor, seen, name):
+        raise WorkflowPermissionDenied(record, name, actor)
+    target = choose_route(declared.routes or (Route(declared.to),), seen, database(record))
+    if target is None:
+        raise NoRouteMatched(record, name, step)
+    guard = {workflow.state_attribute: step}
+    read = fields_read([*declared.routes, Route(step, declared.when)], model)
+    for attname in sorted(read - set(accepted)):
+        guard[attname] = getattr(record, attname)
+    return Decision(declared, step, target, guard)
+
+
+def run_transition(
+    record: Any,
+    name: str,
+    *,
+    actor: Any = None,
+    authorize: bool = True,
+    comment: str = "",
+    data: Any = None,
+    **accepted: Any,
+) -> Any:
+    """Move ``record`` through transition ``name`` of its current step; ``comment`` and
+    ``data`` are stored on its log row."""
+    comment, data = log_values.checked(comment, data)
+    decision = decide(record, name, actor, accepted, authorize)
+    changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
+    event = Event(
+        decision.step, decision.target, name, Trigger.MANUAL, actor, comment=comment, data=data
+    )
+    if decision.transition.action is not None:
+        action = decision.transition.action
+        return _move_with_action(record, decision.guard, changes, event, action, accepted)
+    return move(record, decision.guard, changes, event)
+
+
+def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) -> bool:
+    """Whether ``actor`` may call ``transition`` now with ``values``: its ``when`` and
+    its policy, both seeing the record with the values applied."""
+    seen = with_values(record, values)
+    workflow = type(record).workflow
+    policy = workflow.policy_for(getattr(record, workflow.state_attribute), transition.name)
+    return available(seen, transition) and allowed(policy, actor, seen, transition.name)
+
+
+def available(record: Any, transition: Any) -> bool:
+    """Whether ``Transition(when=...)`` holds for ``record`` (always, without ``when``)."""
+    if transition.when is None:
+        return True
+    return route_holds(transition.when, record, database(record))
+
+
+def _move_with_action(
+    record: Any,
+    guard: dict[str, Any],
+    changes: dict[str, Any],
+    event: Event,
+    action: str,
+    accepted: dict[str, Any],
+) -> Any:
+    """``Transition(action=...)``: with the row locked and still as the caller saw it,
+    run the method on the record holding the accepted values, save what it set, then
+    move. An exception rolls all of it back and reaches the caller."""
+    model, db = type(record), database(record)
+    with transaction.atomic(using=db):
+        rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
+        if not rows.select_for_update().exists():
+            raise StaleRecord(record, tuple(guard))
+        for name, value in accepted.items():
+            setattr(record, name, value)
+        with collecting(record):
+            said = getattr(record, action)()
+            saved = saved_by(record)
+        if not event.comment and isinstance(said, str):  # the action's word for the log
+            event = replace(event, comment=said)
+        # The guard held under the lock, before the action: the action may change
+        # what ``when`` and the routes read, so only the step is checked again.
+        step = model.workflow.state_attribute
+        move(record, {step: guard[step]}, {**saved, **changes}, event)
+    return record

@@ -1,0 +1,278 @@
+"""Writing a step change: the guarded UPDATE, the log row, the instance, the signals."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.db import router, transaction
+from django.db.models.signals import post_save, pre_save
+
+from .. import deadlines, owed_effects, rearming, statements
+from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..compiled import CompiledWorkflow
+from ..errors import (
+    StaleRecord,
+    error_text,
+)
+from ..events import Event, Trigger
+from ..models import TransitionLog
+from ..signals import entered_step, step_changed
+from .routes import with_values
+
+
+def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event) -> Any:
+    """Write ``changes`` only if the row still holds ``guard``; log and announce.
+
+    The instance holds the new values before anything is announced, so
+    ``step_changed`` receivers see it in its new step.
+    """
+    db = database(record)
+    model = type(record)
+    if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
+        changes = {**changes, NEXT_DUE_AT: deadlines.entering(record, changes)}
+    with transaction.atomic(using=db):
+        event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
+        rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
+        if not write(rows, changes, db):
+            raise StaleRecord(record, tuple(guard))
+        apply(record, changes)
+        _after_change(record, event, db)
+    return record
+
+
+def write(rows: Any, changes: dict[str, Any], db: str) -> int:
+    """``UPDATE`` the row ``rows`` selects with ``changes``, between one ``pre_save`` and
+    one ``post_save`` naming every column written (unless ``Workflow.save_signals`` is off).
+
+    Both signals carry an instance holding exactly the written row: the stored row
+    with ``changes`` applied, never the caller's instance and its unsaved edits.
+    """
+    model = rows.model
+    if not _save_signals(model):
+        return rows.update(**changes)
+    written = rows.first()
+    if written is None:
+        return 0
+    for name, value in changes.items():
+        setattr(written, name, value)
+    _pre_save(model, written, changes, db)
+    count = rows.update(**changes)
+    if count:
+        _post_save(model, written, changes, db)
+    return count
+
+
+#: Set on an instance while the engine saves it: ``save()`` collects what it would write here.
+COLLECTING = "_workflow_collecting"
+
+
+@contextmanager
+def collecting(record: Any) -> Iterator[dict[str, Any]]:
+    """While open, ``record.save()`` (the model's own ``save()`` runs) writes nothing and
+    sends nothing: what it would write is collected, for the engine to write with the step
+    change in one ``UPDATE`` and one signal pair. An action that saves itself runs in it."""
+    if COLLECTING in record.__dict__:  # already open: one collection
+        yield record.__dict__[COLLECTING]
+        return
+    record.__dict__[COLLECTING] = collected = {}
+    try:
+        yield collected
+    finally:
+        record.__dict__.pop(COLLECTING, None)
+
+
+def saved_by(record: Any) -> dict[str, Any]:
+    """What ``record.save()`` would write, with what it already collected, unwritten."""
+    with collecting(record) as collected:
+        record.save()
+    return dict(collected)
+
+
+def prepared(record: Any, names: Iterable[str]) -> dict[str, Any]:
+    """The values a save writes for the fields ``names`` (``auto_now`` applied)."""
+    values = {}
+    for name in names:
+        field = record._meta.get_field(name)
+        values[field.attname] = field.pre_save(record, False)
+    return values
+
+
+def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db: str) -> list[Any]:
+    """Write ``changes`` to every row ``claim`` selects; log and announce each; return the keys.
+
+    Runs inside the caller's transaction, which holds the claim's row locks.
+    """
+    step = changes.get(model.workflow.state_attribute)
+    per_record = False
+    if step is not None and model.workflow.has_deadlines:
+        same, due = deadlines.common_entry_due(model, step, changes[STATE_ENTERED_AT])
+        changes = {**changes, NEXT_DUE_AT: due} if same else changes
+        per_record = not same
+    # The claim's rows are locked (or, on SQLite, the transaction writes alone): the
+    # entry instants read here are still theirs when the UPDATE writes.
+    entered = dict(claim.values_list("pk", STATE_ENTERED_AT))
+    pks = list(entered)
+    if not pks:
+        return pks
+    signals = _save_signals(model)
+    if signals:
+        for instance in model._base_manager.using(db).in_bulk(pks).values():
+            _pre_save(model, with_values(instance, changes), changes, db)
+    model._base_manager.using(db).filter(pk__in=pks).update(**changes)
+    if per_record:  # deadlines counted from the record's own fields, zone or calendar
+        deadlines.refresh(model, pks, db)
+    if signals:
+        written = {**changes, NEXT_DUE_AT: None} if per_record else changes
+        for instance in model._base_manager.using(db).in_bulk(pks).values():
+            _post_save(model, instance, written, db)
+    if model.workflow.log is True:
+        rows = [
+            log_row(model, pk, replace(event, from_state_entered_at=entered[pk]), db) for pk in pks
+        ]
+        TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
+    owed_effects.owe(model, step, [(pk, changes[STATE_ENTERED_AT]) for pk in pks], db)
+    instances = {}
+    if step_changed.has_listeners(model):
+        instances = model._base_manager.using(db).in_bulk(pks)
+    for pk in pks:
+        announce(model, pk, instances.get(pk), event, db)
+    return pks
+
+
+def _save_signals(model: Any) -> bool:
+    """Whether step changes send ``pre_save``/``post_save`` (``Workflow.save_signals``)."""
+    return model.workflow.save_signals and (
+        pre_save.has_listeners(model) or post_save.has_listeners(model)
+    )
+
+
+def _pre_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> None:
+    fields = frozenset(written)
+    pre_save.send(sender=model, instance=instance, raw=False, using=db, update_fields=fields)
+
+
+def _post_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> None:
+    post_save.send(
+        sender=model,
+        instance=instance,
+        created=False,
+        update_fields=frozenset(written),
+        raw=False,
+        using=db,
+    )
+
+
+def entry_changes(workflow: CompiledWorkflow, step: str, now: datetime) -> dict[str, Any]:
+    """What entering ``step`` writes: the step, the entry instant, fresh action timeouts."""
+    changes = {workflow.state_attribute: step, STATE_ENTERED_AT: now}
+    changes.update(dict.fromkeys(workflow.fired_fields(step)))
+    return changes
+
+
+def apply(record: Any, changes: dict[str, Any]) -> None:
+    """Put values the engine wrote onto the instance."""
+    for name, value in changes.items():
+        setattr(record, name, value)
+    rearming.remember(record)
+
+
+def field_values(record: Any, like: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The instance's own field values (all, or those in ``like``); mutable ones copied,
+    so an action that changes a dict or a list in place shows as a change."""
+    names = like.keys() if like is not None else _own_attnames(type(record))
+    values = {name: record.__dict__.get(name) for name in names}
+    return {
+        name: copy.deepcopy(value) if isinstance(value, dict | list | set) else value
+        for name, value in values.items()
+    }
+
+
+def _own_attnames(model: Any) -> list[str]:
+    owned = model.workflow.owned_columns
+    return [f.attname for f in model._meta.concrete_fields if f.attname not in owned]
+
+
+def saves_visibly(model: Any) -> bool:
+    """Whether a ``save()`` could do more than write columns: an overridden ``save`` or
+    receivers of its signals."""
+    overridden = not getattr(model.save, "workflow_own", False)
+    return overridden or pre_save.has_listeners(model) or post_save.has_listeners(model)
+
+
+def database(record: Any) -> str:
+    return record._state.db or router.db_for_write(type(record), instance=record)
+
+
+def log_event(record: Any, event: Event) -> None:
+    """Write a log row, when the workflow logs."""
+    if type(record).workflow.log is True:
+        if event.from_state and event.from_state_entered_at is None:  # in place: not moved
+            event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
+        db = database(record)
+        statements.insert_log(log_row(type(record), record.pk, event, db), db)
+
+
+def _after_change(record: Any, event: Event, db: str) -> None:
+    """Write the log row and owe the step's effect; after commit, send the signal and
+    queue what follows."""
+    log_event(record, event)
+    owed_effects.owe(
+        type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
+    )
+    announce(type(record), record.pk, record, event, db)
+
+
+def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
+    if instance is not None and step_changed.has_listeners(model):
+        signal = partial(
+            step_changed.send,
+            sender=model,
+            instance=instance,
+            from_state=event.from_state or None,
+            to_state=event.to_state,
+            transition=event.name or None,
+            trigger=event.trigger,
+            actor=event.actor,
+        )
+        transaction.on_commit(signal, using=db)
+    step = model.workflow.steps.get(event.to_state)
+    if step is not None and (step.is_automatic or step.on_enter is not None):
+        # work follows the entry: the transport queues it
+        follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
+        transaction.on_commit(follow_up, using=db)
+
+
+def _declared_comment(model: Any, event: Event) -> str:
+    """``Transition(comment=...)``: a manual move's comment when nobody gave one."""
+    if event.trigger != Trigger.MANUAL:
+        return ""
+    declared = model.workflow.transition(event.from_state, event.name)
+    return getattr(declared, "comment", "") or ""
+
+
+def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
+    actor, error = event.actor, event.error
+    return TransitionLog(
+        content_type=ContentType.objects.db_manager(db).get_for_model(model),
+        object_id=str(pk),
+        from_state=event.from_state,
+        to_state=event.to_state,
+        transition_name=event.name,
+        triggered_by=event.trigger,
+        actor=actor if isinstance(actor, get_user_model()) else None,
+        actor_repr="" if actor is None else str(actor)[:255],
+        attempt=event.attempt,
+        error="" if error is None else error_text(error),
+        reverses=event.reverses,
+        comment=event.comment or _declared_comment(model, event),
+        data=event.data,
+        from_state_entered_at=event.from_state_entered_at,
+    )

@@ -1,0 +1,275 @@
+"""Automatic steps and firing: attempts, failures, retries and what a deadline does."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from django.db import router, transaction
+from django.utils import timezone
+
+from .. import deadlines, probes, rearming, retrying, statements
+from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..compiled import CompiledWorkflow
+from ..errors import (
+    NoRouteMatched,
+    TimeLimitExceeded,
+    error_summary,
+    error_text,
+)
+from ..events import Event, Trigger, WorkKind
+from ..scheduling import count_after_firing, due_at
+from ..signals import work_failed, work_halted
+from ..work import Work
+from .moves import (
+    apply,
+    collecting,
+    database,
+    entry_changes,
+    field_values,
+    log_event,
+    move,
+    saved_by,
+    saves_visibly,
+    write,
+)
+from .routes import choose_route
+from .saving import GRANTED
+
+logger = logging.getLogger("django_workflow.engine")
+
+
+#: What an action may raise and still count as a failed attempt (a time limit included).
+ACTION_FAILURES = (Exception, TimeLimitExceeded)
+
+
+def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> str | None:
+    """Run automatic step ``step`` for the record ``pk`` if it is still there.
+
+    The attempt is marked running first, in a transaction of its own. Then the
+    action, the route it leads to and the new step commit together. An
+    exception, a route miss or the time limit rolls the action back and spends
+    the attempt: it is retried per the step's ``Retry``, and when the attempts
+    run out the record takes ``on_error`` or stays, halted. A stop or a crash
+    spends nothing: the attempt is released and runs again. Returns the step
+    the record moved to, or ``None`` when it did not move.
+    """
+    workflow: CompiledWorkflow = model.workflow
+    declared = workflow.steps.get(step)
+    if declared is None or not declared.is_automatic:
+        return None
+    work = workflow.work(f"step:{step}")
+    now = now or timezone.now()
+    db = router.db_for_write(model)
+    rows = model._base_manager.using(db).filter(pk=pk, **{workflow.state_attribute: step})
+    entered = rows.values_list(STATE_ENTERED_AT, flat=True).first()
+    if entered is None:  # moved on, or gone, since it was queued
+        return None
+    claim = retrying.start_attempt(model, pk, work, entered, now, db)
+    if claim is None:
+        return None
+    in_round = rows.filter(**{STATE_ENTERED_AT: entered})
+    settled = False
+    try:
+        if claim.failure is not None:  # interrupted too often, or past its time limit
+            target = _fail_attempt(in_round, pk, work, claim.number, claim.failure, db)
+        else:
+            target = _run_action(in_round, pk, work, claim.number, db)
+        settled = True
+        return target
+    finally:
+        if not settled:  # stopped, or the failure could not be recorded: not spent
+            _release(model, pk, work, db)
+
+
+def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | None:
+    """The action, the route and the move in one transaction; a failure spends the attempt."""
+    model, step = rows.model, work.step
+    workflow: CompiledWorkflow = model.workflow
+    try:
+        with transaction.atomic(using=db):
+            record = rows.select_for_update().first()
+            if record is None:
+                retrying.forget(model, pk, work, db)
+                return None
+            entered = getattr(record, STATE_ENTERED_AT)
+            with collecting(record):
+                getattr(record, work.action)()
+                target = choose_route(workflow.steps[step].routes, record, db)
+                if target is None:
+                    raise NoRouteMatched(record, work.action, step)
+                saved = saved_by(record)
+            retrying.forget(model, pk, work, db)
+            guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
+            event = Event(step, target, work.action, Trigger.AUTOMATIC, attempt=attempt)
+            changes = {**saved, **entry_changes(workflow, target, timezone.now())}
+            move(record, guard, changes, event)
+        return target
+    except ACTION_FAILURES as error:
+        return _fail_attempt(rows, pk, work, attempt, error, db)
+
+
+def _release(model: Any, pk: Any, work: Work, db: str) -> None:
+    try:
+        retrying.release(model, pk, work, db)
+    except Exception:  # the heartbeat expires it in time all the same
+        logger.exception("%s %s: could not release %s", model._meta.label, pk, work.name)
+
+
+def _fail_attempt(
+    rows: Any, pk: Any, work: Work, attempt: int, error: BaseException, db: str
+) -> str | None:
+    with transaction.atomic(using=db):
+        record = rows.select_for_update().first()  # as stored, without the action's changes
+        if record is None:
+            retrying.forget(rows.model, pk, work, db)
+            return None
+        return attempt_failed(record, work, attempt, error, db)
+
+
+def attempt_failed(
+    record: Any, work: Work, attempt: int, error: BaseException, db: str, due: Any = None
+) -> str | None:
+    """Retry after the backoff, take ``on_error``, or halt, by what is left of the budget.
+
+    ``due`` is the round of a deadline (its due instant); an automatic step's
+    round is its entry. Every failed attempt, whatever follows, is one WARNING
+    line. Returns the step taken on error, or ``None``.
+    """
+    model = type(record)
+    declared = model.workflow.steps[work.step]
+    round_key = due or getattr(record, STATE_ENTERED_AT)
+    text = error_text(error)
+    name = work.entity
+    if attempt < work.retry.max_attempts:
+        wait = retrying.backoff(work.retry, attempt)
+        retry_at = timezone.now() + wait
+        retrying.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
+        deadlines.postpone(model, record.pk, work, retry_at, db)
+        log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
+        _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
+        _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
+        return None
+    on_error = declared.on_error if work.kind == WorkKind.STEP else None
+    if on_error is None:
+        retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
+        deadlines.postpone(model, record.pk, work, deadlines.HALTED, db)
+        log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
+        _send_after_commit(work_halted, record, work, attempt, error, db)
+        _log_failure(record, work, attempt, error, "halted")
+        return None
+    retrying.forget(model, record.pk, work, db)
+    guard = {model.workflow.state_attribute: work.step}
+    event = Event(work.step, on_error, name, Trigger.ERROR_PATH, None, error, attempt)
+    move(record, guard, entry_changes(model.workflow, on_error, timezone.now()), event)
+    _log_failure(record, work, attempt, error, f"on_error: {on_error}")
+    return on_error
+
+
+def _log_failure(record: Any, work: Work, attempt: int, error: BaseException, then: str) -> None:
+    """The one WARNING line of a failed attempt; its traceback, if it has one, at DEBUG."""
+    label, budget = type(record)._meta.label, work.retry.max_attempts
+    logger.warning(
+        "%s %s: %s failed, attempt %d of %d: %s (%s)",
+        *(label, record.pk, work.name, attempt, budget, error_summary(error), then),
+    )
+    if error.__traceback__ is not None:
+        logger.debug(
+            "%s %s: %s attempt %d of %d, traceback:",
+            *(label, record.pk, work.name, attempt, budget),
+            exc_info=(type(error), error, error.__traceback__),
+        )
+
+
+def _next_attempt(model: Any, work: Work, wait: Any, retry_at: Any) -> str:
+    """``next attempt with the poll at 09:01:00, the first after the 30 s backoff``."""
+    runs = _instant(retrying.runs_at(model.workflow, work, retry_at))
+    backoff = f"{wait.total_seconds():g} s"
+    if retrying.polled(work):
+        return f"next attempt with the poll at {runs}, the first after the {backoff} backoff"
+    return f"next attempt at {runs}, after the {backoff} backoff"
+
+
+def _instant(at: Any) -> str:
+    """In the worker's local time, like the log line's own stamp; the date only if not today."""
+    local, today = timezone.localtime(at), timezone.localdate()
+    return local.strftime("%H:%M:%S" if local.date() == today else "%Y-%m-%d %H:%M:%S")
+
+
+def _send_after_commit(
+    signal: Any, record: Any, work: Work, attempt: int, error: BaseException, db: str, **extra: Any
+) -> None:
+    model = type(record)
+    if signal.has_listeners(model):
+        send = partial(
+            signal.send,
+            sender=model,
+            pk=record.pk,
+            work=work.name,
+            attempt=attempt,
+            error=error,
+            **extra,
+        )
+        transaction.on_commit(send, using=db)
+
+
+def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: Any) -> bool:
+    """Fire an action timeout or an every for one record, in a transaction of its own.
+
+    The record is claimed with a row lock by its key alone (skipped when
+    another process holds it), then ``due_at`` decides whether it is still
+    due. The action's writes, the fired column and the log row commit
+    together; a failure rolls them back and spends an attempt of this round.
+    Returns whether it fired.
+    """
+    record = due = None
+    try:
+        with transaction.atomic(using=db):
+            record = probes.locked(model, pk, db)
+            due = due_at(work, record, now) if record is not None else None
+            if due is None or due > now:
+                return False
+            before = field_values(record)
+            with collecting(record):
+                getattr(record, work.action)()
+                _save_fired(record, work, now, before)
+            log_event(record, Event(work.step, work.step, work.entity, Trigger.TIMEOUT))
+            if attempt_row is not None:
+                retrying.forget(model, pk, work, db)
+        return True
+    except ACTION_FAILURES as error:
+        if record is None:
+            raise
+        attempt = (attempt_row.attempts if attempt_row else 0) + 1
+        with transaction.atomic(using=db):
+            attempt_failed(record, work, attempt, error, db, due=due)
+        return False
+
+
+def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) -> None:
+    """Save what the action set (through ``save()``) with the fired columns, in one UPDATE.
+
+    A fired column whose anchor the action moved later stays clear: a new round began.
+    When the action changed nothing, the model keeps Django's own ``save()`` and
+    nobody listens to its save signals, only the workflow's columns are written,
+    by one UPDATE of the locked row: nothing ``save()`` would add could be seen.
+    """
+    rearmed = set(rearming.moved_anchors(record))
+    fired = [c for c in work.fired_together or (work.last_fired_field,) if c not in rearmed]
+    written = {**dict.fromkeys(fired, now), **count_after_firing(work, record)}
+    for column, value in written.items():
+        setattr(record, column, value)
+    model = type(record)
+    if field_values(record, before) == before and not saves_visibly(model):
+        if model.workflow.has_deadlines:
+            written[NEXT_DUE_AT] = deadlines.next_due(record, now)
+        statements.update_row(model, record.pk, written, database(record))
+        apply(record, written)
+        return
+    setattr(record, GRANTED, list(written))
+    changes = saved_by(record)
+    db = database(record)
+    write(model._base_manager.using(db).filter(pk=record.pk), changes, db)
+    apply(record, changes)

@@ -1,0 +1,146 @@
+"""``save()`` and creation: a record's own fields, and entering the initial step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.db import router, transaction
+
+from .. import deadlines, owed_effects, rearming
+from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..compiled import CompiledWorkflow
+from ..errors import (
+    DirectStepChange,
+)
+from ..events import Event, Trigger
+from ..models import TransitionLog
+from .moves import COLLECTING, announce, database, log_row, prepared
+
+#: Owned columns the engine lets the next ``save()`` of an instance write (a firing's).
+GRANTED = "_workflow_granted"
+
+
+def create_record(
+    record: Any, save: Callable[..., None], args: Any, fields: Any, kwargs: Any
+) -> None:
+    """``save()`` that inserts: the record enters its initial step, logged and announced.
+
+    An instance given the key of an existing row is inserted, never updated:
+    updating would rewind that record to the initial step.
+    """
+    if record.pk is not None and not kwargs.get("force_update"):
+        kwargs = {**kwargs, "force_insert": True}
+    starting(record)
+    db = kwargs.get("using") or router.db_for_write(type(record), instance=record)
+    with transaction.atomic(using=db):  # the row, its log row and what its entry owes
+        save(*args, update_fields=fields, **kwargs)
+        rearming.remember(record)
+        records_created([record], using=record._state.db)
+
+
+def starting(record: Any) -> None:
+    """Put on a new instance the ``next_due_at`` of its initial step."""
+    workflow = type(record).workflow
+    if workflow.has_deadlines and workflow.initial_step is not None:
+        entry = {workflow.state_attribute: workflow.initial_step}
+        setattr(record, NEXT_DUE_AT, deadlines.entering(record, entry))
+
+
+def save_record(
+    record: Any, save: Callable[..., None], args: Any, fields: Any, kwargs: Any
+) -> None:
+    """``save()`` of an existing record: its own fields, never the workflow's columns.
+
+    Assigning another step raises ``DirectStepChange``; an anchor moved later
+    re-arms its action timeouts, and a changed due instant is stored, guarded
+    by the step the instance was loaded in.
+    """
+    workflow: CompiledWorkflow = type(record).workflow
+    db = kwargs.get("using") or database(record)
+    loaded = _loaded_step(record, db)
+    step = getattr(record, workflow.state_attribute)
+    if loaded is not None and step != loaded:
+        raise DirectStepChange(record, loaded, step)
+    granted = record.__dict__.pop(GRANTED, ())
+    guarded = dict.fromkeys(rearming.moved_anchors(record))
+    for column in guarded:
+        setattr(record, column, None)
+    due = _due_if_changed(record, loaded)
+    if due is not None:
+        setattr(record, NEXT_DUE_AT, due[0])
+        if granted:  # a firing holds the row lock: its UPDATE carries the due instant
+            granted = [*granted, NEXT_DUE_AT]
+        else:
+            guarded[NEXT_DUE_AT] = due[0]
+    fields = [*_own_fields(record, fields), *granted]
+    collecting = record.__dict__.get(COLLECTING)
+    if collecting is not None:  # the engine writes it (``saved_by``)
+        collecting.update({**prepared(record, fields), **guarded})
+        return
+    with transaction.atomic(using=db, savepoint=False):  # a firing's transaction is enough
+        if fields:
+            save(*args, update_fields=fields, **kwargs)
+        if guarded and loaded is not None:
+            rows = type(record)._base_manager.using(db).filter(pk=record.pk)
+            rows.filter(**{workflow.state_attribute: loaded}).update(**guarded)
+    rearming.remember(record)
+
+
+def _due_if_changed(record: Any, loaded: str | None) -> tuple[Any] | None:
+    """``(due,)`` when the instance's deadlines fall due at another instant than stored."""
+    if loaded is None or not type(record).workflow.has_deadlines:
+        return None
+    due = deadlines.next_due(record)
+    if NEXT_DUE_AT not in record.__dict__:  # deferred: the stored value is unknown
+        return (due,)
+    return None if due == record.__dict__[NEXT_DUE_AT] else (due,)
+
+
+def _loaded_step(record: Any, db: str) -> str | None:
+    """The step the instance was loaded in; read again when it was deferred, then assigned."""
+    loaded = rearming.loaded_step(record)
+    attribute = type(record).workflow.state_attribute
+    if loaded is None and attribute in record.__dict__:
+        rows = type(record)._base_manager.using(db).filter(pk=record.pk)
+        loaded = rows.values_list(attribute, flat=True).first()
+    return loaded
+
+
+def _own_fields(record: Any, fields: Iterable[str] | None) -> list[str]:
+    """The fields a save writes, less the workflow's columns and any deferred field."""
+    owned = type(record).workflow.owned_columns
+    if fields is None:
+        deferred = record.get_deferred_fields()
+        fields = [
+            field.name
+            for field in record._meta.concrete_fields
+            if not field.primary_key
+            and not getattr(field, "generated", False)
+            and field.attname not in deferred
+        ]
+    by_attname = {f.attname: f.name for f in record._meta.concrete_fields}
+    return [name for name in fields if by_attname.get(name, name) not in owned]
+
+
+def records_created(records: list[Any], using: str | None = None) -> None:
+    """Log the entry into the initial step and queue it when it is automatic."""
+    if not records:
+        return
+    db = using or database(records[0])
+    model = type(records[0])
+    if model.workflow.log is True:
+        rows = [log_row(model, r.pk, _initial(r), db) for r in records]
+        TransitionLog.objects.using(db).bulk_create(rows)
+    entries: dict[str, list[Any]] = {}
+    for record in records:
+        step = getattr(record, model.workflow.state_attribute)
+        entries.setdefault(step, []).append((record.pk, getattr(record, STATE_ENTERED_AT)))
+    for step, entered in entries.items():
+        owed_effects.owe(model, step, entered, db)
+    for record in records:
+        announce(model, record.pk, record, _initial(record), db)
+
+
+def _initial(record: Any) -> Event:
+    return Event("", record.current_step, "", Trigger.INITIAL)
