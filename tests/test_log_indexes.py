@@ -8,8 +8,9 @@ import pytest
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
-from django_workflow import report
 from django_workflow.models import TransitionLog
+from django_workflow.report.statement import statement
+from django_workflow.report.working_days import calendar_days, zones_in_play
 from tests.moments import T
 from tests.testapp.models import Appeal
 
@@ -91,9 +92,9 @@ def test_the_upgrading_pages_concurrent_recipe_builds_what_the_migration_does():
 @pytest.mark.django_db
 def test_the_report_reads_the_log_through_its_indexes():
     since, until = T, T + timedelta(days=30)
-    zones = report._zones(Appeal, "default")
-    days = report._calendar_days(Appeal, zones, since, until)
-    sql, params = report._statement(Appeal, "default", since, until, zones, days)
+    zones = zones_in_play(Appeal, "default")
+    days = calendar_days(Appeal, zones, since, until)
+    sql, params = statement(Appeal, "default", since, until, zones, days)
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":  # its planner reads a tiny table whole
             cursor.execute("SET LOCAL enable_seqscan = off")

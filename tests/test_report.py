@@ -17,7 +17,8 @@ from django.core.management import CommandError, call_command
 from django_workflow.engine.firing import run_work
 from django_workflow.events import Trigger
 from django_workflow.models import TransitionLog
-from django_workflow.report import ReportError, _calendar_days, non_working_spans, time_in_step
+from django_workflow.report import ReportError, non_working_spans, time_in_step
+from django_workflow.report.working_days import calendar_days
 from tests.moments import T
 from tests.testapp.models import Appeal, Claim, Proposal, Recheck, Shipment, Ticket, Voyage
 
@@ -243,7 +244,7 @@ def test_a_window_without_a_day_off_counts_every_hour_as_business(clock):
     ],
 )
 def test_the_day_table_carries_only_the_pieces_a_day_of_the_window_needs(since, until, pieces):
-    rows = _calendar_days(Appeal, ["Europe/Zagreb"], since, until)
+    rows = calendar_days(Appeal, ["Europe/Zagreb"], since, until)
     assert {len(row) for row in rows} == {2 + 2 * pieces}
 
 
