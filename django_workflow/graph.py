@@ -1,7 +1,7 @@
 """The workflow as a graph: its edges, and their Mermaid and Graphviz dot texts.
 
 ``manage.py workflow_graph`` prints Mermaid or Graphviz dot; the admin draws
-the same edges as inline SVG (diagram_svg.py, through ``svg`` here).
+the same edges as inline SVG (the ``diagram_svg`` package, through ``svg`` here).
 """
 
 from __future__ import annotations
@@ -116,11 +116,11 @@ def _dot_text(text: Any) -> str:
 
 
 def layout(workflow: Any, current: str | None = None) -> Diagram:
-    """The steps, the edges and the legend, placed top to bottom (diagram_svg.py)."""
+    """The steps, the edges and the legend, placed top to bottom (``diagram_svg``)."""
     return diagram_svg.layout(workflow, edges(workflow), current)
 
 
 def svg(workflow: Any, current: str | None = None) -> str:
     """An SVG of the steps and their edges, the current step marked with ``current``
-    (diagram_svg.py)."""
+    (``diagram_svg``)."""
     return diagram_svg.svg(workflow, edges(workflow), current)
