@@ -41,8 +41,9 @@ from .models import TransitionLog
 DAY = 86400
 #: Percentiles as exact fractions (numerator, denominator), so SQL can split ranks.
 MEDIAN, P90 = (1, 2), (9, 10)
-#: Log rows that do not begin a stay: failures and halts of an automatic step.
-NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED)
+#: Log rows that do not begin a stay: failures and halts of an automatic step, and votes
+#: (cast or retracted in place).
+NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED, Trigger.VOTE)
 #: Zone and day in one join key (zone * ZONE_KEY + day): SQLite indexes one column of a
 #: derived table, and day numbers stay far below it.
 ZONE_KEY = 1_000_000
