@@ -240,11 +240,11 @@ class WorkflowLease(models.Model):
 class WorkflowVote(models.Model):
     """One actor's vote for a ``quorum`` transition during one stay of a record in a step.
 
-    A stay is named by the instant the record entered the step: votes of an
-    earlier stay are never counted again (leaving the step discards them; they
-    are deleted when the record is next voted on, and the log keeps them). The
-    unique constraint makes a second vote by the same actor in the same stay
-    fail in the database, whatever the number of connections racing.
+    A stay is named by the instant the record entered the step. A step change
+    deletes the record's votes in its own transaction (the log keeps them), so
+    votes of an earlier stay never count again. The unique constraint makes a
+    second vote by the same actor in the same stay fail in the database,
+    whatever the number of connections racing.
     """
 
     content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, db_index=False)

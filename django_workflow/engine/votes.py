@@ -7,9 +7,11 @@ FOR UPDATE`` on PostgreSQL; on SQLite the write transaction is the lock), so
 concurrent voters count one after another and exactly one of them moves the
 record; the unique constraint on the votes backs the count.
 
-A stay is named by the record's ``state_entered_at``: leaving the step (by any
-transition, a veto included) begins another stay, whose count starts at zero.
-The log keeps every vote and retraction as a row with trigger ``vote``.
+A stay is named by the record's ``state_entered_at``, and its votes are
+discarded in the transaction of every step change (``discard``, called by the
+moves): leaving the step by any transition, a veto included, begins another
+stay, whose count starts at zero. The log keeps every vote and retraction as a
+row with trigger ``vote``.
 """
 
 from __future__ import annotations
@@ -100,6 +102,13 @@ def voted(record: Any, transition: Any, actor: Any) -> bool:
     return _stay_votes(record, transition.name, stay).filter(actor_key=actor_key(actor)).exists()
 
 
+def discard(pks: list[Any], model: Any, db: str) -> None:
+    """Delete the votes of the records ``pks``: they left the stay the votes belong to."""
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    keys = [str(pk) for pk in pks]
+    WorkflowVote.objects.using(db).filter(content_type=content_type, object_id__in=keys).delete()
+
+
 def _locked_stay(record: Any, guard: dict[str, Any]) -> Any:
     """Lock the record's row, still in the step and the stay the instance was loaded in;
     return the stay's entry instant. ``StaleRecord`` when it moved on meanwhile."""
@@ -118,7 +127,7 @@ def _add(record: Any, name: str, step: str, stay: Any, actor: Any) -> None:
     mine = _stay_votes(record, name, stay).filter(actor_key=key)
     if mine.exists():
         raise AlreadyVoted(record, name, step, actor)
-    _record_votes(record).exclude(entered_at=stay).delete()
+    _record_votes(record).exclude(entered_at=stay).delete()  # moved by a raw UPDATE
     try:
         with transaction.atomic(using=db):  # a savepoint: the error leaves the rest usable
             WorkflowVote.objects.using(db).create(
