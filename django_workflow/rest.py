@@ -38,6 +38,7 @@ from rest_framework.response import Response
 
 from . import log_values
 from .errors import (
+    AlreadyVoted,
     ConditionUnmet,
     InvalidLogValue,
     NoRouteMatched,
@@ -94,12 +95,22 @@ class WorkflowHistoryRowSerializer(serializers.Serializer):
     )
     trigger = serializers.CharField(
         source="triggered_by",
-        help_text="initial, manual, automatic, timeout, error_path, failed, halted, undo "
-        "or migration.",
+        help_text="initial, manual, automatic, timeout, error_path, failed, halted, undo, "
+        "migration or vote.",
     )
     actor_repr = serializers.CharField(help_text="Who acted, as text; empty for nobody.")
     comment = serializers.CharField()
     data = serializers.JSONField(allow_null=True)
+
+
+class WorkflowVotesSerializer(serializers.Serializer):
+    transition = serializers.CharField(help_text="A `quorum` transition of the current step.")
+    label = serializers.CharField(help_text="How the transition reads.")
+    quorum = serializers.IntegerField(help_text="How many different actors it needs.")
+    voters = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Who voted for it while the record has been in this step, oldest first.",
+    )
 
 
 class WorkflowStateSerializer(serializers.Serializer):
@@ -116,6 +127,9 @@ class WorkflowStateSerializer(serializers.Serializer):
     history = WorkflowHistoryRowSerializer(
         many=True, help_text="The newest transition log rows, newest first."
     )
+    votes = WorkflowVotesSerializer(
+        many=True, help_text="The votes cast for each `quorum` transition of the current step."
+    )
 
 
 class WorkflowErrorSerializer(serializers.Serializer):
@@ -125,7 +139,8 @@ class WorkflowErrorSerializer(serializers.Serializer):
     error = serializers.CharField(
         help_text="invalid, parse_error, not_authenticated, authentication_failed, "
         "permission_denied, not_found, unknown_transition, method_not_allowed, "
-        "transition_not_allowed, condition_unmet, stale_record or no_route_matched "
+        "transition_not_allowed, already_voted, condition_unmet, stale_record or "
+        "no_route_matched "
         "(see docs/rest.md); DRF's own codes for what it refuses itself (throttled…)."
     )
     detail = serializers.CharField(help_text="The reason, in words.")
@@ -328,6 +343,26 @@ def _body(request: Request) -> Any:
         raise exceptions.ParseError("JSON parse error - nested too deep.") from None
 
 
+def _votes(record: Any) -> list[dict[str, Any]]:
+    """Per ``quorum`` transition of the record's step, who voted for it in this stay."""
+    from .engine import votes
+
+    found = []
+    for transition in type(record).workflow.transitions_in(record.current_step):
+        needed = votes.quorum(transition)
+        if needed is not None:
+            voters = [str(voter) for voter in votes.voters(record, transition.name)]
+            found.append(
+                {
+                    "transition": transition.name,
+                    "label": str(transition.title),
+                    "quorum": needed,
+                    "voters": voters,
+                }
+            )
+    return found
+
+
 def _stored_step(record: Any) -> str | None:
     """The record's step as stored now (``None`` when the row is gone)."""
     attribute = type(record).workflow.state_attribute
@@ -437,6 +472,10 @@ class WorkflowViewSetMixin:
             return self._workflow_error(
                 status.HTTP_403_FORBIDDEN, transition, "permission_denied", error, step=step
             )
+        except AlreadyVoted as error:
+            return self._workflow_error(
+                status.HTTP_409_CONFLICT, transition, "already_voted", error, step=step
+            )
         except ConditionUnmet as error:
             return self._workflow_error(
                 status.HTTP_409_CONFLICT,
@@ -494,6 +533,7 @@ class WorkflowViewSetMixin:
             "available_actions": actions,
             "pending_deadlines": record.pending_deadlines(),
             "history": list(history),
+            "votes": _votes(record),
         }
         return WorkflowStateSerializer(state, context=self.get_serializer_context()).data
 
