@@ -165,6 +165,17 @@ def test_the_report_does_not_count_a_vote_as_leaving_the_step(in_review, people)
     assert list(ended_stays(Document, "default", since, until)) == []
 
 
+def test_a_bulk_call_votes_on_each_record(people):
+    alice, bob, _ = people
+    documents = [Document.objects.create(title=f"D{n}").submit() for n in range(2)]
+    in_review = Document.objects.filter(state="in_review")
+    assert set(in_review.transition("approve", actor=alice).values()) == {"in_review"}
+    again = Document.objects.filter(state="in_review").transition("approve", actor=alice)
+    assert all(isinstance(outcome, AlreadyVoted) for outcome in again.values())
+    moved = Document.objects.filter(state="in_review").transition("approve", actor=bob)
+    assert moved == {document.pk: "approved" for document in documents}
+
+
 # The declaration's checks (docs/checks.md) ------------------------------------------
 
 
