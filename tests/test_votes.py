@@ -130,6 +130,16 @@ def test_retracting_withdraws_ones_own_vote_and_is_logged(in_review, people):
     assert fresh(in_review).state == "approved"
 
 
+def test_the_history_reads_votes_and_retractions_by_the_transitions_label(in_review, people):
+    from django_workflow.wording import row_label, trigger_words
+
+    in_review.approve(actor=people[0])
+    fresh(in_review).retract("approve", actor=people[0])
+    rows = TransitionLog.objects.filter(object_id=str(in_review.pk), triggered_by="vote")
+    words = [(row_label(Document.workflow, row), trigger_words(row)) for row in rows]
+    assert words == [("Approve", "vote"), ("Vote for “Approve” withdrawn", "vote")]
+
+
 def test_retracting_without_a_vote_is_refused_and_changes_nothing(in_review, people):
     alice = people[0]
     with pytest.raises(TransitionNotAllowed, match="alice has no vote"):
