@@ -4,6 +4,7 @@ from typing import Any
 
 from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
+    AlreadyVoted,
     ConditionUnmet,
     DirectStepChange,
     InvalidLogValue,
@@ -18,6 +19,7 @@ from .errors import (
 from .inbox import inbox as inbox  # imports no model: safe while Django loads the apps
 
 __all__ = [
+    "AlreadyVoted",
     "ConditionUnmet",
     "DirectStepChange",
     "Every",

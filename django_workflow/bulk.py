@@ -6,7 +6,9 @@ way — same step, same target, same values of the fields the decision read —
 move together: their rows are locked, re-checked by that guard and written by
 one UPDATE, each with its own log row, save signals and ``step_changed``.
 A record that changed meanwhile is reported stale and left as it is.
-Transitions with an ``action`` run it per record, through ``record.transition()``.
+Transitions with an ``action`` run it per record, through ``record.transition()``;
+so do ``quorum`` transitions, whose call is a vote per record (the outcome is the
+step the record is in after it).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import engine, log_values
+from .engine.votes import quorum
 from .errors import StaleRecord, WorkflowError
 from .events import Event, Trigger
 
@@ -93,8 +96,8 @@ def _move_batch(batch: list[Any], call: _Call) -> dict[Any, Outcome]:
         except (WorkflowError, TypeError) as error:
             outcomes[record.pk] = error
             continue
-        if decision.transition.action is not None:  # its method runs on each record
-            outcomes[record.pk] = _one(record, call)
+        if decision.transition.action is not None or quorum(decision.transition) is not None:
+            outcomes[record.pk] = _one(record, call)  # its method, or a vote, per record
         else:
             key = (decision.step, decision.target, tuple(decision.guard.items()))
             groups[key].append(record)

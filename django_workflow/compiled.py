@@ -175,6 +175,12 @@ class CompiledWorkflow:
         )
 
     @cached_property
+    def has_votes(self) -> bool:
+        """Whether a transition counts votes (``quorum``): a step change then discards them."""
+        declared = [t for step in self.steps.values() for t in step.transitions]
+        return any(t.quorum is not None for t in [*declared, *self.from_any_step])
+
+    @cached_property
     def owned_columns(self) -> frozenset[str]:
         """The columns only the engine writes: ``save()`` leaves them alone."""
         owned = {self.state_attribute, STATE_ENTERED_AT, NEXT_DUE_AT}

@@ -64,6 +64,8 @@ class Transition:
     comment: str
     #: Arbitrary data of the project's, read back from the declaration.
     custom: Any
+    #: How many distinct actors must call it before it moves the record (None: the first).
+    quorum: Any
 
     def __init__(
         self,
@@ -78,6 +80,7 @@ class Transition:
         unmet: Any = None,
         comment: str = "",
         custom: Any = None,
+        quorum: Any = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
@@ -91,6 +94,7 @@ class Transition:
         object.__setattr__(self, "unmet", unmet)
         object.__setattr__(self, "comment", comment)
         object.__setattr__(self, "custom", {} if custom is None else custom)
+        object.__setattr__(self, "quorum", quorum)
 
     @property
     def title(self) -> Any:

@@ -44,6 +44,20 @@ class ConditionUnmet(TransitionNotAllowed):
         super().__init__(record, name, step, message)
 
 
+class AlreadyVoted(TransitionNotAllowed):
+    """The actor already voted for this ``quorum`` transition in the record's current stay
+    in the step; their vote counts once (``record.retract()`` withdraws it)."""
+
+    def __init__(self, record, name: str, step: str, actor) -> None:
+        self.actor = actor
+        label = _transition(record, name, step)
+        message = (
+            f"{_record(record)}: {actor} already voted for “{label}” while it is in "
+            f"{_step(record, step)}; a vote counts once."
+        )
+        super().__init__(record, name, step, message)
+
+
 class UnsavedRecord(ValueError, WorkflowError):
     """A transition was called on an instance that is not saved yet (no database row)."""
 

@@ -26,6 +26,8 @@ class Trigger(models.TextChoices):
     FAILED = "failed", _("attempt failed")
     HALTED = "halted", _("halted")
     MIGRATION = "migration", _("data migration")
+    #: A vote for a ``quorum`` transition, or its retraction (``data`` says so); no move.
+    VOTE = "vote", _("vote")
 
 
 class WorkKind(models.TextChoices):

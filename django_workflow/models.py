@@ -235,3 +235,43 @@ class WorkflowLease(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.holder} until {self.expires_at}"
+
+
+class WorkflowVote(models.Model):
+    """One actor's vote for a ``quorum`` transition during one stay of a record in a step.
+
+    A stay is named by the instant the record entered the step. A step change
+    deletes the record's votes in its own transaction (the log keeps them), so
+    votes of an earlier stay never count again. The unique constraint makes a
+    second vote by the same actor in the same stay fail in the database,
+    whatever the number of connections racing.
+    """
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, db_index=False)
+    object_id = models.CharField(max_length=255)
+    transition = models.CharField(max_length=200)
+    step = models.CharField(max_length=100, help_text="The step the record was in.")
+    entered_at = models.DateTimeField(help_text="When the record entered the step: the stay.")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_key = models.CharField(max_length=255, help_text="Who voted, as one vote counts.")
+    actor_repr = models.CharField(max_length=255, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [
+            # Its index, led by the record, also serves every lookup of a record's votes.
+            models.UniqueConstraint(
+                fields=["content_type", "object_id", "transition", "entered_at", "actor_key"],
+                name="workflow_vote_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_repr} for {self.transition} on {self.object_id}"

@@ -36,8 +36,9 @@ def trigger_words(row: Any) -> str:
 
 
 def row_label(workflow: Any, row: Any) -> str:
-    """What a log row did, as people read it: the transition's label, the deadline's,
-    the automatic step's, "Undo of “Reject”"; empty for a creation or a data migration.
+    """What a log row did, as people read it: the transition's label (a vote's too), the
+    deadline's, the automatic step's, "Undo of “Reject”", "Vote for “Approve” withdrawn";
+    empty for a creation or a data migration.
 
     ``workflow`` is ``None`` for a model that no longer declares one: names humanised.
     An undo row reads its chain from ``row.reverses`` (load ``reverses__reverses``).
@@ -53,7 +54,10 @@ def row_label(workflow: Any, row: Any) -> str:
         return ""
     if workflow is None:
         return humanise(name)
-    if trigger == Trigger.MANUAL:
+    if trigger == Trigger.VOTE and row.data == {"retract": True}:
+        label = workflow.transition_label(name, row.from_state)
+        return _("Vote for “%(label)s” withdrawn") % {"label": label}
+    if trigger in (Trigger.MANUAL, Trigger.VOTE):
         return str(workflow.transition_label(name, row.from_state))
     if trigger in _DEADLINE_OR_STEP and _declares_deadline(workflow, row.from_state, name):
         return str(workflow.deadline_label(row.from_state, name))

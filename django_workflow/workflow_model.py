@@ -134,6 +134,19 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
             self, name, actor=actor, authorize=authorize, comment=comment, data=data, **accepted
         )
 
+    def votes(self, name: str) -> list[Any]:
+        """The actors who voted for the ``quorum`` transition ``name`` while the record has
+        been in its current step (this stay), oldest vote first."""
+        from .engine import votes
+
+        return votes.voters(self, name)
+
+    def retract(self, name: str, actor: Any, *, comment: str = "") -> WorkflowModel:
+        """Withdraw ``actor``'s vote for the ``quorum`` transition ``name`` (logged)."""
+        from .engine import votes
+
+        return votes.retract(self, name, actor, comment)
+
     def undo(self, actor: Any = None) -> WorkflowModel:
         """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
         from . import undo

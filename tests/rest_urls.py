@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework import permissions, routers, serializers, viewsets
 
 from django_workflow.rest import WorkflowModelPermissions, WorkflowViewSetMixin
+from example_project.approvals.models import Document
 from tests.testapp.models import Decision, Expense, Proposal, Routed, Ticket
 
 
@@ -92,6 +93,21 @@ class ExpenseViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
     permission_classes = [permissions.IsAuthenticated]
 
 
+class DocumentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Document
+        fields = ["id", "title", "state"]
+        read_only_fields = ["state"]
+
+
+class DocumentViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
+    """The approvals example's documents: ``approve`` counts votes (docs/votes.md)."""
+
+    queryset = Document.objects.all()
+    serializer_class = DocumentSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
 router = routers.DefaultRouter()
 router.register("decisions", DecisionViewSet)
 router.register("guarded-decisions", GuardedDecisionViewSet, basename="guarded-decision")
@@ -99,6 +115,7 @@ router.register("tickets", TicketViewSet)
 router.register("routed", RoutedViewSet)
 router.register("proposals", ProposalViewSet)
 router.register("expenses", ExpenseViewSet)
+router.register("documents", DocumentViewSet)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

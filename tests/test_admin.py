@@ -529,31 +529,41 @@ def test_the_changelist_loads_the_stylesheet_that_marks_overdue_deadlines(admin_
     assert "/static/django_workflow/workflow.css" in page.content.decode()
 
 
-def test_the_admin_fills_in_values_from_the_user_and_the_policy_sees_them(client):
+def test_the_admin_fills_in_values_from_the_user_and_never_asks_for_them(admin_client, monkeypatch):
+    decision = Decision.objects.create()
+    decision_admin = admin.site._registry[Decision]
+
+    def signed(self, request, record, transition):
+        return {"note": request.user.get_username()} if transition.name == "approve" else {}
+
+    monkeypatch.setattr(type(decision_admin), "get_workflow_transition_values", signed)
+    url = f"/admin/testapp/decision/{decision.pk}/"
+    actions = admin_client.get(f"{url}change/").context["workflow"]["actions"]
+    assert (actions[0]["name"], actions[0]["asks"]) == ("approve", False)
+    admin_client.post(f"{url}workflow/approve/", {"step": "pending", "note": "typed"})
+    assert Decision.objects.get(pk=decision.pk).note == "admin"  # typed text is ignored
+
+
+def test_the_panel_counts_the_approvals_of_a_quorum_transition(client):
     from example_project.approvals.models import Document
 
     first = User.objects.create_superuser("ana", "ana@example.com", "pw")
     second = User.objects.create_superuser("bo", "bo@example.com", "pw")
-    document = Document.objects.create(title="Budget")
-    document.submit()
-    client.force_login(first)
+    document = Document.objects.create(title="Budget").submit()
     url = f"/admin/approvals/document/{document.pk}/"
-    actions = client.get(f"{url}change/").context["workflow"]["actions"]
-    assert [(a["name"], a["asks"]) for a in actions] == [
-        ("approve", False),
-        ("request_changes", False),
-    ]
-    client.post(f"{url}workflow/approve/")
-    document.refresh_from_db()
-    assert (document.state, document.first_signer) == ("second_review", "ana")
-    names = [a["name"] for a in client.get(f"{url}change/").context["workflow"]["actions"]]
-    assert names == ["request_changes"]  # the same person cannot sign twice
-    assert client.post(f"{url}workflow/approve/").status_code == 403
+    client.force_login(first)
+    assert "“Approve”: 0 of 2 approvals" in client.get(f"{url}change/").content.decode()
+    client.post(f"{url}workflow/approve/", {"step": "in_review"})
+    page = client.get(f"{url}change/")
+    assert "“Approve”: 1 of 2 approvals: ana" in page.content.decode()
+    assert [a["name"] for a in page.context["workflow"]["actions"]] == ["request_changes"]
+    assert client.post(f"{url}workflow/approve/", {"step": "in_review"}).status_code == 403
     client.force_login(second)
     assert "final step" in client.get(f"{url}workflow/approve/").content.decode()
-    client.post(f"{url}workflow/approve/", {"second_signer": "ana"})  # typed text is ignored
+    client.post(f"{url}workflow/approve/", {"step": "in_review"})
     document.refresh_from_db()
-    assert (document.state, document.second_signer) == ("approved", "bo")
+    assert document.state == "approved"
+    assert client.get(f"{url}change/").context["workflow"]["votes"] == []
 
 
 # Confirming, commenting and stale buttons ---------------------------------------------------

@@ -63,17 +63,15 @@ def in_step(model, step, **fields):
 
 @pytest.fixture
 def records():
-    """One record in every step of every example, and in the approvals' second review
-    one signed first by someone else, by the passing user and by the failing one."""
+    """One record in every step of every example, and approvals' documents in review that
+    someone, the passing user and the failing one will have approved once."""
     made = [
         in_step(model, step, **_named(model, f"{model.__name__} {step}"))
         for model in EXAMPLES
         for step in model.workflow.steps
     ]
-    for signer in ("someone", "passing", "failing"):
-        made.append(
-            in_step(Document, "second_review", title=f"first {signer}", first_signer=signer)
-        )
+    for voter in ("someone", "passing", "failing"):
+        made.append(in_step(Document, "in_review", title=f"approved by {voter}"))
     return made
 
 
@@ -155,7 +153,7 @@ def test_my_work_lists_exactly_what_each_change_page_offers(kind, records, clien
         ("passing", Ticket, "new", ["triage"]),
         ("passing", Candidate, "decision", ["make_offer", "reject"]),
         ("two_models", Order, "awaiting_stock", ["cancel", "restocked"]),
-        # the admin fills the signer in from the logged-in user
+        # approvals are votes: anyone who has not approved yet may
         ("superuser", Document, "in_review", ["approve", "request_changes"]),
         # policies refusing
         ("failing", Candidate, "decision", []),
@@ -174,19 +172,21 @@ def test_the_matrix_holds_what_each_kind_should_see(kind, model, step, expected,
 
 
 @pytest.mark.parametrize(
-    "kind, signer, expected",
+    "kind, voter, expected",
     [
         ("passing", "someone", ["approve", "request_changes"]),
-        ("passing", "passing", ["request_changes"]),  # the second sign-off is someone else's
+        ("passing", "passing", ["request_changes"]),  # one approval per person
         ("failing", "someone", ["approve", "request_changes"]),
         ("failing", "failing", ["request_changes"]),
     ],
 )
-def test_a_second_sign_off_is_listed_for_anyone_but_the_first_signer(
-    kind, signer, expected, records, client
+def test_an_approval_is_listed_for_anyone_who_has_not_given_one(
+    kind, voter, expected, records, client
 ):
-    client.force_login(make_user(kind))
+    user = make_user(kind)
+    document = Document.objects.get(title=f"approved by {voter}")
+    document.approve(actor=user if voter == kind else User.objects.create_user(voter))
+    client.force_login(user)
     listed = read(client.get(MY_WORK)).rows
-    document = Document.objects.get(title=f"first {signer}")
     assert sorted(listed.get(change_url(document), [])) == expected
     assert offered_on_change_page(client, document) == expected

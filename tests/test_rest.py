@@ -591,7 +591,10 @@ def test_the_schema_describes_both_endpoints_and_is_valid(api):
         "available_actions",
         "pending_deadlines",
         "history",
+        "votes",
     }
+    votes = components["WorkflowVotes"]["properties"]
+    assert set(votes) == {"transition", "label", "quorum", "voters"}
 
 
 def test_a_viewset_that_does_not_name_its_model_gets_the_generic_body():

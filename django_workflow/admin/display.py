@@ -2,7 +2,8 @@
 ("1 d 23 h"), the overview's time in step, a step's kind, an undo button's name, and a
 page rendered in the zone it names.
 
-Imports the declaration's wording, the models and ``scheduling`` only; nothing here
+Imports the declaration's wording, the models and ``scheduling`` (the engine's vote reader when
+asked); nothing here
 queries beyond a record's own pending deadlines or writes.
 """
 
@@ -111,6 +112,27 @@ def undo_label(record: Any, row: Any) -> str:
     name = reversal[1] if reversal else row.transition_name
     verb = "Redo" if row.undone_by_redo else "Undo"
     return f"{verb} “{type(record).workflow.transition_label(name)}”"
+
+
+def vote_tallies(record: Any) -> list[dict[str, str]]:
+    """Per ``quorum`` transition of the record's step: its label and "1 of 2 approvals:
+    alice" (the voters of this stay, oldest first)."""
+    from ..engine import votes
+
+    workflow = type(record).workflow
+    tallies = []
+    for transition in workflow.transitions_in(record.current_step):
+        needed = votes.quorum(transition)
+        if needed is None:
+            continue
+        voters = votes.voters(record, transition.name)
+        count = ngettext(
+            "%(count)d of %(quorum)d approval", "%(count)d of %(quorum)d approvals", needed
+        ) % {"count": len(voters), "quorum": needed}
+        names = ", ".join(str(voter) for voter in voters)
+        text = f"{count}: {names}" if names else count
+        tallies.append({"name": transition.name, "label": str(transition.title), "text": text})
+    return tallies
 
 
 def is_terminal(workflow: Any, step: str) -> bool:

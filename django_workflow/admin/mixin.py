@@ -28,7 +28,15 @@ from ..scheduling import zone_of
 from ..undo import undoable
 from ..wording import row_label, times_in, trigger_words
 from .actions import WorkflowBulkActions
-from .display import KINDS, describe_deadline, is_terminal, next_deadline, rendered, undo_label
+from .display import (
+    KINDS,
+    describe_deadline,
+    is_terminal,
+    next_deadline,
+    rendered,
+    undo_label,
+    vote_tallies,
+)
 from .site import kept, page_url
 from .transitions import WorkflowTransitionViews
 
@@ -167,6 +175,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "actions": actions,
             **self._undo_button(request, record, may_change),
             "attempt": self._attempt(request, record, declared, may_change),
+            "votes": vote_tallies(record),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [
                 {

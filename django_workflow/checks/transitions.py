@@ -26,7 +26,32 @@ def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
         yield from _check_when(model, workflow, place, transition)
         if transition.action is not None:
             yield from _check_action(model, place, transition.action)
+        yield from _check_quorum(model, workflow.steps.get(step_name), place, transition)
     yield from _check_method_names(model, workflow)
+
+
+def _check_quorum(model: Any, step: Any, place: str, transition: Transition) -> Messages:
+    """E053: ``quorum`` is a whole number of at least 1; E054: not on a transition out of
+    an automatic step, where no person calls it."""
+    quorum = transition.quorum
+    if quorum is None:
+        return
+    if not isinstance(quorum, int) or isinstance(quorum, bool) or quorum < 1:
+        yield error(
+            model,
+            f"{place} has quorum={quorum!r}, which is not a whole number of at least 1.",
+            "`quorum` is how many different actors must call the transition before it "
+            "moves the record, e.g. quorum=2; leave it out for a transition the first call takes.",
+            "E053",
+        )
+    if step is not None and step.is_automatic:
+        yield error(
+            model,
+            f"{place} has a quorum, but its step is automatic: the worker moves the record, "
+            "nobody votes.",
+            "Declare the transition in a manual step (one without `action`), or drop `quorum`.",
+            "E054",
+        )
 
 
 def _check_when(

@@ -8,8 +8,9 @@ signal and any follow-up work go out after commit.
 
 Rooms: ``moves`` writes a step change and announces it; ``routes`` chooses
 where an automatic step or a conditional transition leads; ``manual`` decides
-and runs a person's transition; ``saving`` is ``save()`` and creation;
-``running`` runs automatic steps and fires deadlines.
+and runs a person's transition; ``votes`` counts the votes of ``quorum``
+transitions; ``saving`` is ``save()`` and creation; ``running`` runs automatic
+steps and fires deadlines.
 """
 
 from ..errors import error_summary, error_text

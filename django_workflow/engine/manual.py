@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +23,7 @@ from ..errors import (
 )
 from ..events import Event, Trigger
 from ..policies import allowed
+from . import votes
 from .moves import collecting, database, entry_changes, move, saved_by
 from .routes import choose_route, fields_read, route_holds, with_values
 
@@ -88,6 +90,17 @@ def run_transition(
     event = Event(
         decision.step, decision.target, name, Trigger.MANUAL, actor, comment=comment, data=data
     )
+    if votes.quorum(decision.transition) is not None:  # a vote: the one reaching it moves
+        return votes.cast(
+            record, decision, event, partial(_take, record, decision, changes, event, accepted)
+        )
+    return _take(record, decision, changes, event, accepted)
+
+
+def _take(
+    record: Any, decision: Decision, changes: dict[str, Any], event: Event, accepted: dict[str, Any]
+) -> Any:
+    """Move ``record`` as decided: through the transition's action when it has one."""
     if decision.transition.action is not None:
         action = decision.transition.action
         return _move_with_action(record, decision.guard, changes, event, action, accepted)
@@ -100,7 +113,11 @@ def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) ->
     seen = with_values(record, values)
     workflow = type(record).workflow
     policy = workflow.policy_for(getattr(record, workflow.state_attribute), transition.name)
-    return available(seen, transition) and allowed(policy, actor, seen, transition.name)
+    return (
+        available(seen, transition)
+        and allowed(policy, actor, seen, transition.name)
+        and not votes.voted(record, transition, actor)
+    )
 
 
 def available(record: Any, transition: Any) -> bool:

@@ -44,6 +44,8 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
         if not write(rows, changes, db):
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
+        if model.workflow.has_votes and model.workflow.state_attribute in changes:
+            _discard_votes([record.pk], model, db)
         _after_change(record, event, db)
     return record
 
@@ -127,6 +129,8 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         for instance in model._base_manager.using(db).in_bulk(pks).values():
             _pre_save(model, with_values(instance, changes), changes, db)
     model._base_manager.using(db).filter(pk__in=pks).update(**changes)
+    if model.workflow.has_votes and step is not None:
+        _discard_votes(pks, model, db)
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
         deadlines.refresh(model, pks, db)
     if signals:
@@ -145,6 +149,13 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     for pk in pks:
         announce(model, pk, instances.get(pk), event, db)
     return pks
+
+
+def _discard_votes(pks: list[Any], model: Any, db: str) -> None:
+    """A step change ends the stay its votes belong to (``quorum`` transitions)."""
+    from .votes import discard  # votes reads this module: imported when a model votes
+
+    discard(pks, model, db)
 
 
 def _save_signals(model: Any) -> bool:

@@ -13,8 +13,9 @@ from ..columns import STATE_ENTERED_AT
 from ..events import Trigger
 from ..models import TransitionLog
 
-#: Log rows that do not begin a stay: failures and halts of an automatic step.
-NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED)
+#: Log rows that do not begin a stay: failures and halts of an automatic step, and votes
+#: (cast or retracted in place).
+NOT_ENTRIES = (Trigger.FAILED, Trigger.HALTED, Trigger.VOTE)
 
 
 class EpochSeconds(Func):

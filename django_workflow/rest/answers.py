@@ -46,12 +46,22 @@ class WorkflowHistoryRowSerializer(serializers.Serializer):
     )
     trigger = serializers.CharField(
         source="triggered_by",
-        help_text="initial, manual, automatic, timeout, error_path, failed, halted, undo "
-        "or migration.",
+        help_text="initial, manual, automatic, timeout, error_path, failed, halted, undo, "
+        "migration or vote.",
     )
     actor_repr = serializers.CharField(help_text="Who acted, as text; empty for nobody.")
     comment = serializers.CharField()
     data = serializers.JSONField(allow_null=True)
+
+
+class WorkflowVotesSerializer(serializers.Serializer):
+    transition = serializers.CharField(help_text="A `quorum` transition of the current step.")
+    label = serializers.CharField(help_text="How the transition reads.")
+    quorum = serializers.IntegerField(help_text="How many different actors it needs.")
+    voters = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Who voted for it while the record has been in this step, oldest first.",
+    )
 
 
 class WorkflowStateSerializer(serializers.Serializer):
@@ -68,6 +78,9 @@ class WorkflowStateSerializer(serializers.Serializer):
     history = WorkflowHistoryRowSerializer(
         many=True, help_text="The newest transition log rows, newest first."
     )
+    votes = WorkflowVotesSerializer(
+        many=True, help_text="The votes cast for each `quorum` transition of the current step."
+    )
 
 
 class WorkflowErrorSerializer(serializers.Serializer):
@@ -77,7 +90,8 @@ class WorkflowErrorSerializer(serializers.Serializer):
     error = serializers.CharField(
         help_text="invalid, parse_error, not_authenticated, authentication_failed, "
         "permission_denied, not_found, unknown_transition, method_not_allowed, "
-        "transition_not_allowed, condition_unmet, stale_record or no_route_matched "
+        "transition_not_allowed, already_voted, condition_unmet, stale_record or "
+        "no_route_matched "
         "(see docs/rest.md); DRF's own codes for what it refuses itself (throttled…)."
     )
     detail = serializers.CharField(help_text="The reason, in words.")

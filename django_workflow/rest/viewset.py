@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..errors import (
+    AlreadyVoted,
     ConditionUnmet,
     NoRouteMatched,
     StaleRecord,
@@ -49,6 +50,26 @@ def _actor(request: Request) -> Any:
     """The requester as the workflow's actor: nobody when not authenticated."""
     user = getattr(request, "user", None)
     return user if user is not None and user.is_authenticated else None
+
+
+def _votes(record: Any) -> list[dict[str, Any]]:
+    """Per ``quorum`` transition of the record's step, who voted for it in this stay."""
+    from ..engine import votes
+
+    found = []
+    for transition in type(record).workflow.transitions_in(record.current_step):
+        needed = votes.quorum(transition)
+        if needed is not None:
+            voters = [str(voter) for voter in votes.voters(record, transition.name)]
+            found.append(
+                {
+                    "transition": transition.name,
+                    "label": str(transition.title),
+                    "quorum": needed,
+                    "voters": voters,
+                }
+            )
+    return found
 
 
 class _Refused(Exception):
@@ -86,6 +107,8 @@ def _run(record: Any, name: str, actor: Any, values: dict[str, Any], step: str) 
         record.transition(name, actor=actor, comment=comment, data=data, **values)
     except WorkflowPermissionDenied as error:
         raise _Refused(status.HTTP_403_FORBIDDEN, "permission_denied", error, step=step) from None
+    except AlreadyVoted as error:
+        raise _Refused(status.HTTP_409_CONFLICT, "already_voted", error, step=step) from None
     except ConditionUnmet as error:
         raise _Refused(
             status.HTTP_409_CONFLICT, "condition_unmet", error, step=step, reason=error.reason
@@ -218,6 +241,7 @@ class WorkflowViewSetMixin:
             "available_actions": actions,
             "pending_deadlines": record.pending_deadlines(),
             "history": list(history),
+            "votes": _votes(record),
         }
         return WorkflowStateSerializer(state, context=self.get_serializer_context()).data
 

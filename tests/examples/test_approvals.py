@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from django_workflow import WorkflowPermissionDenied
+from django_workflow import AlreadyVoted
 from example_project.approvals.models import Document
 
 
@@ -19,25 +19,24 @@ def in_review(clock):
     return document
 
 
-def test_two_different_people_must_sign_off(in_review, user_with):
+def test_two_different_people_must_approve(in_review, user_with):
     alice, bob = user_with("alice"), user_with("bob")
-    in_review.sign(alice)
-    assert (fresh(in_review).state, fresh(in_review).first_signer) == ("second_review", "alice")
-    with pytest.raises(WorkflowPermissionDenied):
-        fresh(in_review).sign(alice)
-    fresh(in_review).sign(bob)
-    assert (fresh(in_review).state, fresh(in_review).second_signer) == ("approved", "bob")
+    in_review.approve(actor=alice)
+    assert (fresh(in_review).state, fresh(in_review).votes("approve")) == ("in_review", [alice])
+    with pytest.raises(AlreadyVoted):  # her second approval is not a second person's
+        fresh(in_review).approve(actor=alice)
+    fresh(in_review).approve(actor=bob)
+    assert fresh(in_review).state == "approved"
 
 
-def test_a_sign_off_names_the_person_signing_never_someone_typed_in(in_review, user_with):
-    alice = user_with("alice")
-    for typed in ("bob", ""):
-        with pytest.raises(WorkflowPermissionDenied):
-            fresh(in_review).approve(actor=alice, first_signer=typed)
-    fresh(in_review).approve(actor=alice, first_signer="alice")
-    with pytest.raises(WorkflowPermissionDenied):  # her own name again, as the second signer
-        fresh(in_review).approve(actor=alice, second_signer="alice")
-    assert (fresh(in_review).state, fresh(in_review).second_signer) == ("second_review", "")
+def test_a_request_for_changes_vetoes_the_approvals_given_so_far(in_review, user_with):
+    alice, bob = user_with("alice"), user_with("bob")
+    in_review.approve(actor=alice)
+    fresh(in_review).request_changes(actor=bob)
+    document = fresh(in_review).submit()
+    document.approve(actor=bob)
+    assert fresh(document).state == "in_review"  # alice approved the earlier version
+    assert fresh(document).votes("approve") == [bob]
 
 
 def test_approvers_are_reminded_every_two_days_until_it_expires(in_review, clock):
@@ -53,10 +52,8 @@ def test_changes_requested_send_it_back_to_draft(in_review):
     assert fresh(in_review).state == "draft"
 
 
-def test_work_queues_offer_a_second_sign_off_to_anyone_but_the_first_signer(in_review, user_with):
+def test_work_queues_offer_an_approval_to_anyone_who_has_not_given_one(in_review, user_with):
     alice, bob = user_with("alice"), user_with("bob")
-    in_review.sign(alice)
-    signable = Document.workflow.policy_for("second_review", "approve").q
-    assert not Document.objects.filter(signable(alice)).exists()
-    assert list(Document.objects.filter(signable(bob))) == [in_review]
-    assert not Document.objects.filter(signable(None)).exists()
+    in_review.approve(actor=alice)
+    assert fresh(in_review).available_actions(alice) == ["request_changes"]
+    assert fresh(in_review).available_actions(bob) == ["approve", "request_changes"]

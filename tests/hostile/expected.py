@@ -83,6 +83,8 @@ EXPECTED = {
     "TimeLimitInBusinessDays": "E026",
     "UndoWithoutUndoable": "W006",
     "UndoableWithoutUndo": "E030",
+    "QuorumNotAWholeNumber": "E053",
+    "QuorumOutOfAnAutomaticStep": "E054",
 }
 
 #: Declarations beside the hostile ones that every check must accept.

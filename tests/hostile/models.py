@@ -635,3 +635,18 @@ class TimeLimitInBusinessDays(WorkflowModel):
 
     def act(self):
         pass
+
+
+class QuorumNotAWholeNumber(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("approve", to="done", quorum="2"))
+        done = Step()
+
+
+class QuorumOutOfAnAutomaticStep(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("approve", to="done", quorum=2), action="act", on_success="done")
+        done = Step()
+
+    def act(self):
+        pass

@@ -147,17 +147,17 @@ def the_past(story: Story) -> None:
         Candidate, 2 * DAY - 5 * MINUTE, name="Barbara Example", resume="django testing review"
     )
 
-    # Approvals (hourly check_interval): two sign-offs by two different people.
+    # Approvals (hourly check_interval): two approvals by two different people (a quorum).
     story.record(Document, DAY, title="Expense policy")  # a draft
     approved = story.record(Document, 10 * DAY, title="Travel policy")
-    approved.then(10 * DAY, "submit").then(9 * DAY, "approve", by="alice", first_signer="alice")
-    approved.then(8 * DAY, "approve", second_signer="admin")
+    approved.then(10 * DAY, "submit").then(9 * DAY, "approve")
+    approved.then(8 * DAY, "approve", by="alice")
     reviewing = story.record(Document, 3 * DAY, title="Security policy")
     reviewing.then(2 * DAY + HOUR, "submit")  # its 2-day reminder is due an hour ago
     stale = story.record(Document, 15 * DAY, title="Old handbook")
     stale.then(14 * DAY + 30 * MINUTE, "submit")  # reminded 6 times; expired 30 minutes ago
     second = story.record(Document, 4 * DAY, title="Privacy notice")
-    second.then(3 * DAY, "submit").then(DAY, "approve", by="alice", first_signer="alice")
+    second.then(3 * DAY, "submit").then(DAY, "approve", by="alice")  # 1 of 2 approvals
 
     # Fulfilment: the automatic chain, an error step, abandonment.
     story.record(Order, 6 * DAY, item="Kettle").then(6 * DAY, "checkout")  # shipped
