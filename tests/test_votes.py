@@ -167,7 +167,7 @@ def test_a_vote_on_an_instance_of_an_earlier_stay_is_stale(in_review, people):
 
 
 def test_the_report_does_not_count_a_vote_as_leaving_the_step(in_review, people):
-    from django_workflow.report import ended_stays
+    from django_workflow.report.stays import ended_stays
 
     in_review.approve(actor=people[0])
     since = in_review.state_entered_at
