@@ -127,6 +127,8 @@ def _claim(model: Any, effect: int, now: datetime, db: str) -> bool:
                 record = probes.locked(model, row.object_id, db)
                 if record is not None:
                     _attempt_failed(model, record, row, work, failure, db)
+                elif _gone(model, row, db):
+                    row.delete()
                 return False
         row.running_since, row.alive_until = clock, clock + _lease(work)
         row.save(using=db)
@@ -149,8 +151,7 @@ def _run(model: Any, effect: int, db: str) -> bool:
                 return False
             record = probes.locked(model, row.object_id, db)
             if record is None:
-                gone = not model._base_manager.using(db).filter(pk=row.object_id).exists()
-                if gone:  # nothing left to run it on
+                if _gone(model, row, db):  # nothing left to run it on
                     row.delete()
                 else:  # held by another transaction: not begun after all
                     row.running_since = row.alive_until = None
@@ -173,6 +174,10 @@ def _run(model: Any, effect: int, db: str) -> bool:
             if row is not None:
                 _attempt_failed(model, record, row, _declared(model, row), error, db)
         return False
+
+
+def _gone(model: Any, row: PendingEffect, db: str) -> bool:
+    return not model._base_manager.using(db).filter(pk=row.object_id).exists()
 
 
 @contextmanager
@@ -266,6 +271,23 @@ def _attempt_failed(
     else:
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
         _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
+
+
+def retry_now(record: Any, effect: int) -> str | None:
+    """Give ``record``'s halted effect ``effect`` a fresh budget, due now; the step it is
+    owed for, or ``None`` when it is not halted (it ran, or was retried, since)."""
+    model = type(record)
+    db = record._state.db or router.db_for_write(model, instance=record)
+    halted = pending(model, db).filter(id=effect, object_id=str(record.pk), due_at__isnull=True)
+    with transaction.atomic(using=db):
+        row = halted.select_for_update().first()
+        if row is None:
+            return None
+        row.attempts = row.interruptions = 0
+        row.due_at, row.last_error = timezone.now(), ""
+        row.running_since = row.alive_until = None
+        row.save(using=db)
+    return row.step
 
 
 def _report(model: Any, step: str, ran: int) -> int:
