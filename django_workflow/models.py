@@ -183,7 +183,9 @@ class PendingEffect(models.Model):
     entry (a self-loop twice owes two); deleted in the transaction the effect
     commits in, so it runs at least once per entry and commits once, even after
     the record moved on. A failed attempt is counted here; ``due_at`` is when
-    the next may start, and is empty once the attempts ran out (halted).
+    the next may start, and is empty once the attempts ran out (halted). A run
+    is marked first (``running_since``), so one cut short by a stop or a crash
+    is counted as an interruption when the next run takes it over.
     """
 
     content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, db_index=False)
@@ -195,6 +197,15 @@ class PendingEffect(models.Model):
     )
     attempts = models.PositiveIntegerField(default=0, help_text="Attempts spent.")
     last_error = models.TextField(blank=True)
+    interruptions = models.PositiveIntegerField(
+        default=0, help_text="Runs cut short by a stop or a crash since the last spent attempt."
+    )
+    running_since = models.DateTimeField(
+        null=True, blank=True, help_text="When the run in progress (or cut short) began."
+    )
+    alive_until = models.DateTimeField(
+        null=True, blank=True, help_text="Past this, a run still marked counts as cut short."
+    )
 
     class Meta:
         indexes = [

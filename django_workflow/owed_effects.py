@@ -1,7 +1,8 @@
 """The effects owed by entries into steps with ``on_enter``: written with the move.
 
 The engine owes an effect in the move's own transaction (``owe``); an undo takes
-back what the entry it reverses still owes (``cancel``). Running them is
+back what the entry it reverses still owes (``cancel``); the admin reads what halted
+(``halted``). Running them is
 ``effects``' job, which sits above the engine; this module sits below it.
 """
 
@@ -44,6 +45,13 @@ def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str)
         for pk, entered in entries
     ]
     PendingEffect.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)
+
+
+def halted(record: Any) -> Any:
+    """The effects ``record`` owes whose attempts ran out, oldest entry first."""
+    db = record._state.db or router.db_for_read(type(record), instance=record)
+    owed = pending(type(record), db).filter(object_id=str(record.pk), due_at__isnull=True)
+    return owed.order_by("entered_at", "id")
 
 
 def cancel(record: Any, step: str, entered_at: datetime) -> None:

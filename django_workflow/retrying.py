@@ -59,24 +59,28 @@ def backoff(retry: Retry, attempt: int) -> timedelta:
     return parse_timedelta(retry.backoff)
 
 
+#: Work queued on entry, whose retries its own poll runs whatever the scheduler.
+ENTRY_WORK = (WorkKind.STEP, WorkKind.EFFECT)
+
+
 def polled(work: Any) -> bool:
     """Whether a poll runs ``work``'s next attempt (the precise timeline runs its own)."""
-    return work.kind == WorkKind.STEP or (work.scheduler == "polling" and not work.self_scheduled)
+    return work.kind in ENTRY_WORK or (work.scheduler == "polling" and not work.self_scheduled)
 
 
 def runs_at(workflow: Any, work: Any, retry_at: datetime) -> datetime:
     """When the attempt allowed from ``retry_at`` really starts, give or take django-q2's
     30-second look at its Schedules.
 
-    Nothing wakes up at ``retry_at`` itself: an automatic step is queued again by its
-    poll, the first tick of its ``check_interval`` at or after ``retry_at``, and a polled
-    deadline fires with the first poll of any of its model's deadline groups from then.
-    Only the precise timeline fires at the instant.
+    Nothing wakes up at ``retry_at`` itself: an automatic step (or an on-enter effect)
+    is run again by its poll, the first tick of its ``check_interval`` at or after
+    ``retry_at``, and a polled deadline fires with the first poll of any of its model's
+    deadline groups from then. Only the precise timeline fires at the instant.
     """
     if not polled(work):
         return retry_at
     crons = {work.check_interval}
-    if work.kind != WorkKind.STEP:
+    if work.kind not in ENTRY_WORK:
         polls = [w for works in workflow.deadline_works.values() for w in works if polled(w)]
         crons |= {w.check_interval for w in polls}
     return min(_first_tick(cron, retry_at) for cron in crons)
@@ -178,6 +182,11 @@ def _interrupted(row: WorkAttempt, work: Any) -> BaseException | None:
     _stop_running(row)
     if work.time_limit is not None and seen is not None and seen >= started + work.time_limit:
         return TimeLimitExceeded(f"the attempt ran past its time limit ({work.time_limit})")
+    return interrupted_again(row)
+
+
+def interrupted_again(row: Any) -> PoisonPill | None:
+    """Count one more interruption on ``row``; the failure it amounts to at ``POISON_PILL``."""
     row.interruptions += 1
     if row.interruptions >= POISON_PILL:
         return PoisonPill(f"the attempt was interrupted {row.interruptions} times (poison pill)")

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from .owed_effects import pending
 from .report import StepFigures, time_in_step
 
 #: The window of the overview's time-in-step columns, in days up to now.
@@ -43,9 +44,11 @@ def overdue(model: Any, now: datetime | None = None) -> Any:
 
 
 def halted(model: Any) -> Any:
-    """The records whose automatic step stopped retrying, still in that step."""
+    """The records whose automatic step stopped retrying, still in that step, and those
+    owing an ``on_enter`` effect that stopped retrying, wherever they are now."""
     workflow = model.workflow
-    rows = retrying.rows(model, router.db_for_read(model)).filter(halted=True)
+    db = router.db_for_read(model)
+    rows = retrying.rows(model, db).filter(halted=True)
     by_step: dict[str, list[Any]] = {}
     for work, object_id in rows.values_list("work", "object_id"):
         step = work.removeprefix("step:")
@@ -53,6 +56,10 @@ def halted(model: Any) -> Any:
     condition = Q(pk__in=[])
     for step, keys in by_step.items():
         condition |= Q(**{workflow.state_attribute: step}, pk__in=keys)
+    effects = pending(model, db).filter(due_at__isnull=True).values_list("object_id", flat=True)
+    owing = {model._meta.pk.to_python(object_id) for object_id in effects}
+    if owing:
+        condition |= Q(pk__in=owing)
     return model._base_manager.filter(condition)
 
 

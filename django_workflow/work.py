@@ -64,7 +64,7 @@ class Work:
     #: Fired columns written together when this work fires (timeouts sharing the action).
     fired_together: tuple[str, ...] = ()
     self_scheduled: bool = False
-    #: An automatic step's ``time_limit``.
+    #: A step's ``time_limit``: its action's, and its ``on_enter``'s.
     time_limit: timedelta | None = None
     #: An every's wall-clock schedule (a cron expression in the record's zone).
     cron: str | None = None
@@ -204,6 +204,7 @@ def _entry_work(workflow: Any, name: str, step: Step) -> Work:
         retry=step.retry or Retry(),
         check_interval=workflow.check_interval,
         action=step.on_enter,
+        time_limit=_time_limit(step),
         **_common(workflow, name),
     )
 

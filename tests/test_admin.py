@@ -11,8 +11,18 @@ from django.utils import timezone
 
 from django_workflow.admin import describe_deadline
 from django_workflow.engine import run_step
-from django_workflow.models import TransitionLog
-from tests.testapp.models import Claim, Decision, Expense, Proposal, Routed, Sync, Ticket
+from django_workflow.models import PendingEffect, TransitionLog
+from django_workflow.testing import run_due_work
+from tests.testapp.models import (
+    Claim,
+    Decision,
+    Expense,
+    Proposal,
+    Routed,
+    Shipment,
+    Sync,
+    Ticket,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -365,6 +375,65 @@ def test_a_halted_automatic_step_says_why_and_offers_retry_now(admin_client, tim
     Sync.objects.filter(pk=sync.pk).update(broken=False)
     admin_client.post(attempt["retry_url"])  # queued on django-q2; the test cluster runs it inline
     assert Sync.objects.get(pk=sync.pk).state == "pushed"
+
+
+def halted_effect(time_machine):
+    """A shipment that moved on while its entry into packing owed a label, which failed
+    every attempt (``Retry(max_attempts=3, backoff="1m")``)."""
+    time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
+    shipment = Shipment.objects.create(printer_offline=True)  # its task never queued
+    shipment.ship()
+    for minutes in (0, 2, 4):
+        time_machine.move_to(datetime(2026, 6, 1, 9, minutes, tzinfo=UTC), tick=False)
+        run_due_work()
+    return shipment
+
+
+def notes(response):
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_a_halted_on_enter_effect_says_why_and_retry_now_runs_it_again(admin_client, time_machine):
+    shipment = halted_effect(time_machine)
+    page = admin_client.get(change_url(shipment))
+    [effect] = page.context["workflow"]["halted_effects"]
+    assert (effect["step_label"], effect["attempts"]) == ("Packing", 3)
+    html = page.content.decode()
+    assert "On entry into Packing at 2026-06-01 09:00:00: halted after 3 attempt(s)" in html
+    assert "ConnectionError: printer offline" in html
+    Shipment.objects.filter(pk=shipment.pk).update(printer_offline=False)
+    retry = page.context["workflow"]["effect_retry_url"]
+    done = admin_client.post(retry, {"effect": effect["id"]}, follow=True)
+    assert notes(done) == ["Packing on entry: queued again."]  # run inline by the test cluster
+    assert Shipment.objects.get(pk=shipment.pk).labels_printed == 1
+    assert not PendingEffect.objects.exists()
+    assert done.context["workflow"]["halted_effects"] == []
+    again = admin_client.post(retry, {"effect": effect["id"]}, follow=True)
+    assert notes(again) == [f"Nothing to retry: that effect of {shipment} is not halted."]
+
+
+def test_a_halted_on_enter_effect_counts_as_halted_where_its_record_is_now(
+    admin_client, time_machine
+):
+    shipment = halted_effect(time_machine)
+    shipments = overview_rows(admin_client.get(OVERVIEW), "Shipments")
+    assert (shipments["shipped"]["row"].halted, shipments["packing"]["row"].halted) == (1, 0)
+    halted = admin_client.get(shipments["shipped"]["halted_url"])
+    assert [s.pk for s in halted.context["cl"].result_list] == [shipment.pk]
+
+
+def test_view_only_staff_see_a_halted_effect_without_retry_now(client, time_machine):
+    shipment = halted_effect(time_machine)
+    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_shipment"))
+    client.force_login(user)
+    page = client.get(change_url(shipment))
+    [effect] = page.context["workflow"]["halted_effects"]
+    assert page.context["workflow"]["effect_retry_url"] == ""
+    assert "Retry now" not in page.content.decode()
+    url = change_url(shipment).replace("/change/", "/workflow/retry-effect/")
+    assert client.post(url, {"effect": effect["id"]}).status_code == 403
+    assert PendingEffect.objects.get().due_at is None
 
 
 def test_labels_name_the_step_its_buttons_the_message_and_the_history(admin_client):

@@ -185,3 +185,12 @@ def test_a_route_or_when_following_a_relation_is_an_error_with_a_hint(declare):
     assert [e.id for e in errors] == ["django_workflow.E035", "django_workflow.E035"]
     assert "'owner__username' follows the relation 'owner'" in errors[0].msg
     assert errors[0].hint.startswith("Use a callable instead")
+
+
+def test_a_time_limit_bounds_an_on_enter_too_and_needs_one_of_action_or_on_enter(declare):
+    class Workflow:
+        waiting = Step(Transition("go", to="done"), on_enter="act", time_limit="30s")
+        done = Step(time_limit="30s")
+
+    model = declare(Workflow, act=act)
+    assert ids(model) == ["E022"]

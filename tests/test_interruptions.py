@@ -12,9 +12,11 @@ import time
 
 import pytest
 from django.test import override_settings
+from django_q.models import Schedule, Task
 
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.retrying import RECOVERING
+from django_workflow.schedulers.polling import POLL_TASK
 from tests.processes import wait_for, worker
 from tests.testapp.models import Job
 
@@ -54,13 +56,23 @@ def test_a_stopped_worker_lets_the_running_action_finish_and_exits_0(tmp_path, w
     assert (tmp_path / "worker.log").read_text().rstrip().endswith("stopped")
 
 
+def start_up_polls_done():
+    """Whether every poll a starting worker queues (one per Schedule) has finished."""
+    polls = Schedule.objects.filter(func=POLL_TASK).count()
+    return polls and Task.objects.filter(func=POLL_TASK).count() >= polls
+
+
 def test_an_action_outliving_the_grace_is_released_and_runs_on_the_next_worker(tmp_path):
-    with worker(tmp_path, "first", env={**FAST, "WORKFLOW_SHUTDOWN_GRACE": "1"}) as first:
-        record = job(tmp_path, sleep_seconds=8)
+    # Only the action may still run when the grace ends, or the count below is off: the
+    # worker's start-up polls (slow in fresh processes on a busy machine) are let finish
+    # first, and the grace leaves a poll started by a minute's tick time to end.
+    with worker(tmp_path, "first", env={**FAST, "WORKFLOW_SHUTDOWN_GRACE": "5"}) as first:
+        wait_for(start_up_polls_done, 60, "the start-up polls to finish")
+        record = job(tmp_path, sleep_seconds=40)  # outlives the grace
         wait_for(lambda: record.starts() == 1, 30, "the action to start")
         os.killpg(first.pid, signal.SIGTERM)
-        assert first.wait(timeout=30) == 0
-    assert "killed 1 process(es) still running after 1 s" in (tmp_path / "first.log").read_text()
+        assert first.wait(timeout=40) == 0
+    assert "killed 1 process(es) still running after 5 s" in (tmp_path / "first.log").read_text()
     attempt = WorkAttempt.objects.get()
     assert (stored(record).state, attempt.attempts, attempt.holder) == ("running", 0, RECOVERING)
     Job.objects.filter(pk=record.pk).update(sleep_seconds=0)

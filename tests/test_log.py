@@ -4,12 +4,16 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
+from django.db import connections
 from django.db.models.signals import post_save
 
 from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
+from example_project.support.models import Ticket as SupportTicket
+from tests.conftest import workflow_database
 from tests.moments import T
 from tests.testapp.models import Candidate, Decision, Import, Order, Proposal, Routed
 
@@ -117,3 +121,54 @@ def test_receivers_of_the_logs_save_signals_get_each_row_the_worker_writes(clock
     rows = log_of(proposal).filter(triggered_by="timeout")
     assert sorted(saved) == sorted((row.pk, True, row.transition_name) for row in rows)
     assert {name for _, _, name in saved} == {"nag", "reminder"}
+
+
+LOG = "/admin/django_workflow/transitionlog/"
+
+
+def parameters_sent(db):
+    """Records the parameter count of every statement sent to ``db`` in ``sent``."""
+    sent = []
+
+    def count(execute, sql, params, many, context):
+        sent.append(len(params or ()))
+        return execute(sql, params, many, context)
+
+    return sent, connections[db].execute_wrapper(count)
+
+
+def test_searching_the_log_by_name_among_many_records_sends_no_list_of_their_keys(
+    admin_client,
+):
+    """The records an admin search finds stay in the database: a subquery, not one
+    parameter per record (SQLite and PostgreSQL cap a statement's parameters). The most
+    a statement sends is one page's keys, to show those records' names."""
+    SupportTicket.objects.bulk_create(SupportTicket(subject=f"Printer {n}") for n in range(1200))
+    SupportTicket.objects.create(subject="Password reset")
+    sent, counting = parameters_sent(workflow_database())
+    with counting:
+        page = admin_client.get(LOG, {"q": "printer"})
+    assert page.context["cl"].result_count == 1200  # each ticket's initial row
+    assert max(sent) <= admin.site._registry[TransitionLog].list_per_page  # a page's records
+
+
+class OrderSearch(admin.ModelAdmin):
+    search_fields = ("visited",)
+
+
+@pytest.fixture
+def searchable_orders():
+    """Orders (a UUID key) with an admin that searches them."""
+    admin.site.register(Order, OrderSearch)
+    yield
+    admin.site.unregister(Order)
+
+
+def test_searching_the_log_finds_the_rows_of_records_with_a_uuid_key(
+    admin_client, searchable_orders
+):
+    wanted = [Order.objects.create(visited="harbour") for _ in range(3)]
+    Order.objects.create(visited="airport")
+    page = admin_client.get(LOG, {"q": "harbour"})
+    rows = list(page.context["cl"].result_list)
+    assert sorted(row.object_id for row in rows) == sorted(str(order.pk) for order in wanted)

@@ -2,22 +2,27 @@
 never moving the record, even when the record moved on before it ran
 (docs/automatic-steps.md, "Effects on entering a step")."""
 
+import logging
 import os
+import signal
 import subprocess
 import sys
+import time
 from datetime import timedelta
 
 import pytest
 from django.db import OperationalError, connection, connections
 from django.test import override_settings
+from django.utils import timezone
 from django_q.models import OrmQ
 
 from django_workflow.engine import run_step
 from django_workflow.models import PendingEffect, TransitionLog, WorkAttempt
 from django_workflow.queueing import run_entry
+from django_workflow.retrying import POISON_PILL
 from django_workflow.testing import run_due_work
 from tests.moments import T
-from tests.processes import ROOT
+from tests.processes import ROOT, wait_for
 from tests.testapp.models import Shipment
 
 pytestmark = pytest.mark.django_db
@@ -165,18 +170,32 @@ def once(env):
     )
 
 
+#: The lease of a run a killed worker marked passes after a second.
+RECOVERY_AFTER_1_S = {"WORKFLOW_RECOVERY_AFTER": "1"}
+
+
+def lease_passed():
+    """Wait until no effect is marked running with a lease still to go."""
+
+    def alive():
+        return PendingEffect.objects.filter(alive_until__gt=timezone.now()).exists()
+
+    wait_for(lambda: not alive(), 10, "the lease of the killed run to pass")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_effect_leaves_it_owed_and_the_next_commits_it_once(tmp_path):
     with override_settings(DJANGO_WORKFLOW={"ENQUEUE_AUTOMATIC_STEPS": False}):
         shipment = Shipment.objects.create()  # committed; its task is lost
     marker = tmp_path / "crash"
     marker.touch()
-    killed = once({"SHIPMENT_CRASH_MARKER": str(marker)})
+    killed = once({"SHIPMENT_CRASH_MARKER": str(marker), **RECOVERY_AFTER_1_S})
     assert killed.returncode == 1, killed.stderr  # died inside the effect, after its save
     assert not marker.exists()
     assert printed(shipment) == 0  # its writes rolled back with it
     assert PendingEffect.objects.get().attempts == 0  # a crash spends no attempt
     Shipment.objects.get(pk=shipment.pk).ship()  # moves on before any worker runs again
+    lease_passed()
     for _ in range(2):
         assert once({}).returncode == 0
     assert printed(shipment) == 1
@@ -184,6 +203,71 @@ def test_a_worker_killed_mid_effect_leaves_it_owed_and_the_next_commits_it_once(
     assert not PendingEffect.objects.exists()
     rows = TransitionLog.objects.filter(object_id=str(shipment.pk), transition_name="on_enter")
     assert rows.count() == 1
+
+
+def sorted_shipment():
+    """A shipment whose creation's effect ran, now owing its entry into sorting (one
+    attempt, ``time_limit="2s"``), with no task queued for it."""
+    shipment = Shipment.objects.create()
+    run_due_work()
+    assert printed(shipment) == 1
+    Shipment.objects.get(pk=shipment.pk).sort()
+    return shipment
+
+
+def effect_log(shipment):
+    rows = TransitionLog.objects.filter(object_id=str(shipment.pk), transition_name="on_enter")
+    return list(rows.exclude(triggered_by="timeout").values_list("triggered_by", "attempt"))
+
+
+def test_an_effect_running_past_the_steps_time_limit_is_stopped_and_spends_its_attempt(
+    monkeypatch,
+):
+    shipment = sorted_shipment()
+
+    def hangs(self):
+        self.labels_printed += 1
+        time.sleep(30)
+
+    monkeypatch.setattr(Shipment, "print_label", hangs)
+    began = time.monotonic()
+    run_due_work()
+    assert time.monotonic() - began < 10
+    owed = PendingEffect.objects.get(step="sorting")
+    assert (owed.attempts, owed.due_at, owed.running_since) == (1, None, None)
+    assert owed.last_error.startswith("TimeLimitExceeded: the attempt ran past its time limit")
+    assert printed(shipment) == 1  # what it set rolled back
+    assert effect_log(shipment) == [("halted", 1)]
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+
+
+def test_a_failed_effect_announces_its_retry_as_the_engine_does(clock, caplog):
+    Shipment.objects.create(printer_offline=True)  # Retry(max_attempts=3, backoff="1m")
+    with caplog.at_level(logging.WARNING, logger="django_workflow"):
+        run_due_work()
+    [line] = [r.getMessage() for r in caplog.records if "enter:packing" in r.getMessage()]
+    assert line.endswith(
+        "enter:packing failed, attempt 1 of 3: ConnectionError: printer offline "
+        "(next attempt with the poll at 09:01:00, the first after the 60 s backoff)"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_effect_that_kills_its_worker_every_time_halts_as_a_poison_pill():
+    with override_settings(DJANGO_WORKFLOW={"ENQUEUE_AUTOMATIC_STEPS": False}):
+        shipment = sorted_shipment()
+    killing = {"SHIPMENT_KILLS_ITS_WORKER": "1", **RECOVERY_AFTER_1_S}
+    for _ in range(POISON_PILL):
+        lease_passed()
+        killed = once(killing)
+        assert killed.returncode == 1, killed.stderr
+        assert PendingEffect.objects.get(step="sorting").attempts == 0  # not spent
+    lease_passed()
+    assert once(killing).returncode == 0  # takes it over as failed: it does not run again
+    owed = PendingEffect.objects.get(step="sorting")
+    assert (owed.attempts, owed.due_at, owed.interruptions) == (1, None, 0)
+    assert owed.last_error == "PoisonPill: the attempt was interrupted 3 times (poison pill)"
+    assert effect_log(shipment) == [("halted", 1)]
 
 
 def test_an_effect_run_after_the_record_left_does_not_put_it_back_in_its_history(clock):

@@ -19,7 +19,9 @@ from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
-from django.db.models import Q
+from django.db import connections, models
+from django.db.models import F, Q, TextField, Value
+from django.db.models.functions import Cast, Concat, Substr
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils import dateformat, timezone
@@ -111,6 +113,40 @@ def attach_records(rows: list[Any]) -> None:
         row.shown_record = found.get((row.content_type_id, row.object_id))
 
 
+def _object_ids(records: Any, db: str) -> Any:
+    """The log's ``object_id`` (``str(pk)``) of each of ``records``: a subquery computing it
+    in the database of the log's rows ``db``, or the keys read first when no expression
+    gives that text there (another database, a key of another type)."""
+    text = _key_as_text(records.model, db) if records.db == db else None
+    if text is not None:
+        return records.order_by().values_list(text, flat=True)
+    return [str(pk) for pk in records.order_by().values_list("pk", flat=True).distinct()]
+
+
+def _key_as_text(model: Any, db: str) -> Any:
+    """An expression equal to ``str(pk)`` on database ``db``, or ``None``.
+
+    A number casts to its digits, text is itself. A UUID casts to its dashed text
+    where the database has a UUID type; elsewhere (SQLite) it is stored as 32 hex
+    digits, which a cast leaves without the dashes ``str()`` puts in.
+    """
+    field = model._meta.pk
+    while field.is_relation:  # a child of multi-table inheritance: its parent's key
+        field = field.target_field
+    if isinstance(field, models.IntegerField):
+        return Cast("pk", TextField())
+    if isinstance(field, models.CharField | models.TextField):
+        return F("pk")
+    if not isinstance(field, models.UUIDField):
+        return None
+    if connections[db].features.has_native_uuid_field:
+        return Cast("pk", TextField())
+    groups = ((1, 8), (9, 4), (13, 4), (17, 4), (21, 12))
+    parts = [Substr("pk", start, length) for start, length in groups]
+    dashed = [part for group in parts for part in (group, Value("-"))][:-1]
+    return Concat(*dashed, output_field=TextField())
+
+
 def _pk(model: Any, key: str) -> Any:
     try:
         return model._meta.pk.to_python(key)
@@ -176,11 +212,12 @@ class TransitionLogAdmin(StaffReadOnlyAdmin):
         """Rows matching on their own columns, and the rows of records whose own admin's
         ``search_fields`` match the term (a record's name, say)."""
         found, duplicates = super().get_search_results(request, queryset, search_term)
-        named = self._records_found(request, search_term)
+        named = self._records_found(request, search_term, queryset.db)
         return (found | queryset.filter(named) if named else found), duplicates
 
-    def _records_found(self, request: HttpRequest, search_term: str) -> Q:
-        """One query per workflow model the user may view whose admin searches."""
+    def _records_found(self, request: HttpRequest, search_term: str, db: str) -> Q:
+        """A subquery per workflow model the user may view whose admin searches: however
+        many records match, the log's query stays one statement of a few parameters."""
         condition = Q()
         if not search_term.strip():
             return condition
@@ -194,10 +231,8 @@ class TransitionLogAdmin(StaffReadOnlyAdmin):
             records, _ = model_admin.get_search_results(
                 request, model_admin.get_queryset(request), search_term
             )
-            keys = [str(pk) for pk in records.order_by().values_list("pk", flat=True).distinct()]
-            if keys:
-                content_type = ContentType.objects.get_for_model(model)
-                condition |= Q(content_type=content_type, object_id__in=keys)
+            content_type = ContentType.objects.get_for_model(model)
+            condition |= Q(content_type=content_type, object_id__in=_object_ids(records, db))
         return condition
 
     @admin.display(description="when", ordering="occurred_at")

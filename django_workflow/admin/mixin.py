@@ -3,8 +3,8 @@ and status filters, the next deadline, times in the workflow's zone) and the cha
 page's panel (the step, its buttons, the diagram, pending deadlines, attempts, history).
 The views its buttons post to are ``transitions``', its changelist actions ``actions``'.
 
-Imports ``graph``, ``status``, ``scheduling``, ``undo``, ``wording``, ``queueing``'s
-attempt readers, and the admin rooms below it; never the engine on import.
+Imports ``graph``, ``owed_effects``, ``status``, ``scheduling``, ``undo``, ``wording``,
+``queueing``'s attempt readers, and the admin rooms below it; never the engine on import.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
-from .. import graph, status
+from .. import graph, owed_effects, status
 from ..queueing import attempt_row, next_attempt_at
 from ..scheduling import zone_of
 from ..undo import undoable
@@ -45,7 +45,7 @@ NO_UNDO = {"undo_url": "", "undo_label": "", "undo_row": "", "undo_asks": False}
 
 
 class WorkflowStatusFilter(admin.SimpleListFilter):
-    """Records with an overdue deadline, or whose automatic step halted."""
+    """Records with an overdue deadline, or whose automatic step or on-enter effect halted."""
 
     title = "workflow status"
     parameter_name = "workflow"
@@ -115,6 +115,11 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
                 name=f"{prefix}_workflow_retry",
             ),
             path(
+                "<path:object_id>/workflow/retry-effect/",
+                view(self.workflow_retry_effect_view),
+                name=f"{prefix}_workflow_retry_effect",
+            ),
+            path(
                 "<path:object_id>/workflow/<str:name>/",
                 view(self.workflow_transition_view),
                 name=f"{prefix}_workflow_transition",
@@ -176,6 +181,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             **self._undo_button(request, record, may_change),
             "attempt": self._attempt(request, record, declared, may_change),
             "votes": vote_tallies(record),
+            **self._halted_effects(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [
                 {
@@ -224,6 +230,25 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "retry_url": retry_url if row.halted and may_change else "",
         }
 
+    def _halted_effects(
+        self, request: HttpRequest, record: Any, may_change: bool
+    ) -> dict[str, Any]:
+        """The ``on_enter`` effects the record owes whose attempts ran out (an entry's,
+        wherever the record is now), and where their "Retry now" buttons post."""
+        workflow = type(record).workflow
+        effects = [
+            {
+                "id": row.pk,
+                "step_label": workflow.step_label(row.step),
+                "entered_at": row.entered_at,
+                "attempts": row.attempts,
+                "last_error": row.last_error,
+            }
+            for row in owed_effects.halted(record)
+        ]
+        url = self._workflow_url(record, "retry_effect") + kept(request) if may_change else ""
+        return {"halted_effects": effects, "effect_retry_url": url if effects else ""}
+
     def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
         workflow = type(record).workflow
         return {
@@ -234,6 +259,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "actions": [],
             **NO_UNDO,
             "attempt": None,
+            **self._halted_effects(request, record, self.has_change_permission(request, record)),
             "diagram": mark_safe(graph.svg(workflow)),  # built from escaped names
             "pending": [],
             "history": self._workflow_history(request, record),

@@ -1,6 +1,6 @@
 """The pages that move one record: a transition's button (asking for its accepted
 values or confirming a final move first), undo and redo, "Retry now" for a halted
-automatic step; and the extension points deciding what a button offers and asks
+automatic step or on-enter effect; and the extension points deciding what a button offers and asks
 (``get_workflow_transitions``, ``get_workflow_transition_values``,
 ``get_workflow_transition_form``).
 
@@ -28,7 +28,7 @@ from ..conditions import unmet_reason
 from ..errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from ..history import last_step_change
 from ..policies import allowed
-from ..queueing import retry_now
+from ..queueing import enqueue_entry, retry_now
 from ..undo import undoable, undoable_row
 from .display import is_terminal, undo_label
 from .forms import CommentForm, asked, posted_comment
@@ -207,6 +207,24 @@ class WorkflowTransitionViews:
             messages.success(request, f"{step}: queued again.")
         else:  # pressed twice, or the step ran or was left since the page was shown
             messages.warning(request, f"Nothing to retry: {record} is in {step}, not halted.")
+        return redirect(self._change_url(record) + kept(request))
+
+    def workflow_retry_effect_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Give a halted ``on_enter`` effect of the record (``effect`` posted) a fresh budget
+        and queue it now."""
+        from ..engine.effects import retry_now as retry_effect_now
+
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        record = self._workflow_record(request, object_id)
+        posted = request.POST.get("effect", "")
+        step = retry_effect_now(record, int(posted)) if posted.isdigit() else None
+        if step is not None:
+            workflow = type(record).workflow
+            enqueue_entry(type(record)._meta.label, record.pk, step, workflow.queue)
+            messages.success(request, f"{workflow.step_label(step)} on entry: queued again.")
+        else:  # pressed twice, or it ran or was retried since the page was shown
+            messages.warning(request, f"Nothing to retry: that effect of {record} is not halted.")
         return redirect(self._change_url(record) + kept(request))
 
     # What the views answer --------------------------------------------------------------

@@ -185,11 +185,11 @@ def _check_retry(model: Any, name: str, step: Step) -> Messages:
 def _check_time_limit(model: Any, name: str, step: Step) -> Messages:
     if step.time_limit is None:
         return
-    if step.action is None:
+    if step.action is None and step.on_enter is None:
         yield error(
             model,
             f"{where(name)} declares time_limit but runs no action.",
-            "Remove time_limit.",
+            "Remove time_limit, or give the step action=... or on_enter=...",
             "E022",
         )
     yield from check_duration(model, f"{where(name)} time_limit", step.time_limit)

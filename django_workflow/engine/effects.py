@@ -6,16 +6,22 @@ a timeout, an error path, an undo or ``MoveRecords``. The row, not the
 record's current step, is what is owed: the effect runs for it even when the
 record has moved on since (the method is called on the record as it is now),
 and the row is deleted in the transaction the effect's own writes commit in.
-A failure rolls those back and spends an attempt of that entry (the step's
-``retry``); a crash spends nothing. The entry's task runs it; the poll finds
-what a lost task or a dead worker left, through the index of due rows.
+A failure, or the step's ``time_limit`` passing, rolls those back and spends
+an attempt of that entry (the step's ``retry``), in the engine's words; a stop
+or a crash spends nothing, but ``POISON_PILL`` of them in a row do. The entry's
+task runs it; the poll finds what a lost task or a dead worker left, through
+the index of due rows.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
-from functools import partial
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import router, transaction
@@ -23,14 +29,15 @@ from django.utils import timezone
 
 from .. import probes, retrying, stopping
 from ..columns import ON_ENTER
-from ..errors import error_summary, error_text
+from ..conf import workflow_settings
+from ..errors import TimeLimitExceeded, error_summary, error_text
 from ..events import Event, Trigger
 from ..models import PendingEffect
 from ..owed_effects import BATCH_SIZE, pending
 from ..pacing import turn
 from ..signals import work_failed, work_fired, work_halted
 from .moves import field_values, log_event
-from .running import ACTION_FAILURES
+from .running import ACTION_FAILURES, _log_failure, _next_attempt, _send_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -81,26 +88,79 @@ def _after(due: Any, after: tuple[datetime, int] | None) -> Any:
 def run_one(model: Any, effect: int, now: datetime, db: str) -> bool:
     """Run the owed effect ``effect`` once, if it is due and nobody else runs it.
 
-    The effect's row and the record are locked (skipped when another process
-    holds either); the method runs on the record as it is now, what it set is
-    saved, the log row written and the effect's row deleted, all in one
-    transaction. Returns whether it committed.
+    The run is marked first, in a transaction of its own (``_claim``), so one cut
+    short by a stop or a crash is told from a failure: it spends no attempt, and
+    ``POISON_PILL`` of them in a row count as a failed one. Then the effect's row
+    and the record are locked, the method runs on the record as it is now (stopped
+    at the step's ``time_limit``), what it set is saved, the log row written and
+    the effect's row deleted, all in one transaction. Returns whether it committed.
     """
-    record = row = None
+    if not _claim(model, effect, now, db):
+        return False
+    settled = False
+    try:
+        ran = _run(model, effect, db)
+        settled = True
+        return ran
+    finally:
+        if not settled:  # stopped, or the failure could not be recorded: not spent
+            _release(model, effect, db)
+
+
+def _claim(model: Any, effect: int, now: datetime, db: str) -> bool:
+    """Mark the run of ``effect`` begun, committed; whether the caller may run it now.
+
+    A run still marked whose lease has passed was cut short: an interruption, and
+    at ``POISON_PILL`` of them the attempt fails here, without running again.
+    """
+    with transaction.atomic(using=db):
+        row = _locked(model, effect, now, db)
+        if row is None:
+            return False
+        clock, work = timezone.now(), _declared(model, row)
+        if row.running_since is not None:
+            if row.alive_until is not None and row.alive_until > clock:
+                return False  # running elsewhere, or only just begun
+            row.running_since = row.alive_until = None
+            failure = retrying.interrupted_again(row)
+            if failure is not None:
+                record = probes.locked(model, row.object_id, db)
+                if record is not None:
+                    _attempt_failed(model, record, row, work, failure, db)
+                elif _gone(model, row, db):
+                    row.delete()
+                return False
+        row.running_since, row.alive_until = clock, clock + _lease(work)
+        row.save(using=db)
+        return True
+
+
+def _lease(work: Any) -> timedelta:
+    """How long a marked run counts as alive. No heartbeat renews it: while the effect
+    runs, its locked row keeps others away; the lease covers the instants before."""
+    recovery = timedelta(seconds=workflow_settings.RECOVERY_AFTER)
+    return recovery + (work.time_limit if work is not None and work.time_limit else timedelta(0))
+
+
+def _run(model: Any, effect: int, db: str) -> bool:
+    record = None
     try:
         with transaction.atomic(using=db):
-            row = _locked(model, effect, now, db)
+            row = pending(model, db).select_for_update().filter(id=effect).first()
             if row is None:
                 return False
             record = probes.locked(model, row.object_id, db)
             if record is None:
-                gone = not model._base_manager.using(db).filter(pk=row.object_id).exists()
-                if gone:  # nothing left to run it on
+                if _gone(model, row, db):  # nothing left to run it on
                     row.delete()
+                else:  # held by another transaction: not begun after all
+                    row.running_since = row.alive_until = None
+                    row.save(using=db)
                 return False
             work = _work(model, row)
             before = field_values(record)
-            getattr(record, work.action)()
+            with time_limited(work.time_limit):
+                getattr(record, work.action)()
             if field_values(record, before) != before:
                 record.save()
             log_event(record, _event(row, Trigger.TIMEOUT))
@@ -110,8 +170,53 @@ def run_one(model: Any, effect: int, now: datetime, db: str) -> bool:
         if record is None:
             raise
         with transaction.atomic(using=db):
-            _attempt_failed(model, record, effect, error, db)
+            row = pending(model, db).select_for_update().filter(id=effect).first()
+            if row is not None:
+                _attempt_failed(model, record, row, _declared(model, row), error, db)
         return False
+
+
+def _gone(model: Any, row: PendingEffect, db: str) -> bool:
+    return not model._base_manager.using(db).filter(pk=row.object_id).exists()
+
+
+@contextmanager
+def time_limited(limit: timedelta | None) -> Iterator[None]:
+    """Raise ``TimeLimitExceeded`` in the block once ``limit`` has passed (SIGALRM, in the
+    main thread where there is one); a timer armed before (django-q2's task timeout) is
+    put back with what is left of it."""
+    if limit is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeLimitExceeded(f"the attempt ran past its time limit ({limit})")
+
+    try:
+        before = signal.signal(signal.SIGALRM, stop)
+    except (AttributeError, ValueError):  # no SIGALRM here (Windows)
+        yield
+        return
+    started = time.monotonic()
+    outer, _interval = signal.setitimer(signal.ITIMER_REAL, limit.total_seconds())
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+        if outer:
+            left = outer - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+
+
+def _release(model: Any, effect: int, db: str) -> None:
+    """This process gives the run up unfinished: it expires now, for the next run to take
+    over as an interruption."""
+    try:
+        marked = pending(model, db).filter(id=effect, running_since__isnull=False)
+        marked.update(alive_until=timezone.now())
+    except Exception:  # its lease expires in time all the same
+        logger.exception("%s: could not release effect %s", model._meta.label, effect)
 
 
 def _locked(model: Any, effect: int, now: datetime, db: str) -> PendingEffect | None:
@@ -125,6 +230,14 @@ def _work(model: Any, row: PendingEffect) -> Any:
     return model.workflow.work(f"enter:{row.step}")
 
 
+def _declared(model: Any, row: PendingEffect) -> Any:
+    """The step's ``on_enter``, or ``None`` when the declaration no longer has it."""
+    try:
+        return _work(model, row)
+    except Exception:
+        return None
+
+
 def _event(row: PendingEffect, trigger: Trigger, **more: Any) -> Event:
     """In place, in the stay that entry began (the record may be elsewhere by now)."""
     return Event(
@@ -132,36 +245,49 @@ def _event(row: PendingEffect, trigger: Trigger, **more: Any) -> Event:
     )
 
 
-def _attempt_failed(model: Any, record: Any, effect: int, error: BaseException, db: str) -> None:
-    """Spend an attempt of the entry: wait for the backoff, or halt when none are left."""
-    row = pending(model, db).select_for_update().filter(id=effect).first()
-    if row is None:
-        return
-    try:
-        work = _work(model, row)
-    except Exception:  # the step no longer declares it
-        work = None
-    retry = work.retry if work is not None else None
+def _attempt_failed(
+    model: Any, record: Any, row: PendingEffect, work: Any, error: BaseException, db: str
+) -> None:
+    """Spend an attempt of the entry, by the engine's rules and in its words: wait for
+    the backoff, or halt when none are left (at once when the step no longer has it)."""
     attempt = row.attempts + 1
-    halted = retry is None or attempt >= retry.max_attempts
-    retry_at = None if halted else timezone.now() + retrying.backoff(retry, attempt)
+    halted = work is None or attempt >= work.retry.max_attempts
+    wait = None if halted else retrying.backoff(work.retry, attempt)
+    retry_at = None if wait is None else timezone.now() + wait
     row.attempts, row.due_at, row.last_error = attempt, retry_at, error_text(error)
+    row.interruptions, row.running_since, row.alive_until = 0, None, None
     row.save(using=db)
     trigger = Trigger.HALTED if halted else Trigger.FAILED
     log_event(record, _event(row, trigger, error=error, attempt=attempt))
-    name = f"enter:{row.step}"
-    signal, extra = (work_halted, {}) if halted else (work_failed, {"retry_at": retry_at})
-    if signal.has_listeners(model):
-        send = partial(
-            signal.send, sender=model, pk=record.pk, work=name, attempt=attempt, error=error
+    if work is None:
+        logger.warning(
+            "%s %s: enter:%s failed and halted: the step no longer declares on_enter (%s)",
+            *(model._meta.label, record.pk, row.step, error_summary(error)),
         )
-        transaction.on_commit(partial(send, **extra), using=db)
-    budget = retry.max_attempts if retry is not None else attempt
-    then = "halted" if halted else f"next attempt with the poll from {retry_at:%H:%M:%S}"
-    logger.warning(
-        "%s %s: %s failed, attempt %d of %d: %s (%s)",
-        *(model._meta.label, record.pk, name, attempt, budget, error_summary(error), then),
-    )
+        return
+    if halted:
+        _send_after_commit(work_halted, record, work, attempt, error, db)
+        _log_failure(record, work, attempt, error, "halted")
+    else:
+        _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
+        _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
+
+
+def retry_now(record: Any, effect: int) -> str | None:
+    """Give ``record``'s halted effect ``effect`` a fresh budget, due now; the step it is
+    owed for, or ``None`` when it is not halted (it ran, or was retried, since)."""
+    model = type(record)
+    db = record._state.db or router.db_for_write(model, instance=record)
+    halted = pending(model, db).filter(id=effect, object_id=str(record.pk), due_at__isnull=True)
+    with transaction.atomic(using=db):
+        row = halted.select_for_update().first()
+        if row is None:
+            return None
+        row.attempts = row.interruptions = 0
+        row.due_at, row.last_error = timezone.now(), ""
+        row.running_since = row.alive_until = None
+        row.save(using=db)
+    return row.step
 
 
 def _report(model: Any, step: str, ran: int) -> int:

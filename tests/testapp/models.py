@@ -615,7 +615,9 @@ class Shipment(WorkflowModel):
             on_enter="print_label",
             retry=Retry(max_attempts=3, backoff="1m"),
         )
-        sorting = Step(action="pick_route", on_success="shipped", on_enter="print_label")
+        sorting = Step(
+            action="pick_route", on_success="shipped", on_enter="print_label", time_limit="2s"
+        )
         shipped = Step(Transition("return_to_packing", to="packing", undoable=True))
 
     def print_label(self):
@@ -626,6 +628,8 @@ class Shipment(WorkflowModel):
         if marker and os.path.exists(marker):  # the worker dies mid-effect, once
             os.remove(marker)
             self.save()
+            os._exit(1)
+        if os.environ.get("SHIPMENT_KILLS_ITS_WORKER"):  # the worker dies mid-effect, always
             os._exit(1)
 
     def pick_route(self):
