@@ -31,6 +31,7 @@ from .evaluation import referenced
 from .models import DeadlineDeclaration
 from .pacing import turn
 from .scheduling import due_at
+from .work import names
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ def _waits(model: Any, records: list[Any], now: datetime | None, db: str) -> dic
     attempts = retrying.rows(model, db).filter(object_id__in=list(by_key))
     waits: dict[Any, dict[str, Any]] = {}
     now = now or timezone.now()
-    for row in attempts.exclude(work__startswith="step:"):
+    for row in attempts.exclude(work__startswith=names.STEP_PREFIX):
         record = by_key[row.object_id]
         work = next((w for w in model.workflow.works if w.name == row.work), None)
         if work is None or due_at(work, record, now) != row.round_key:
@@ -203,10 +204,15 @@ def fingerprint(model: Any) -> str:
 
 def _declared(works: Iterable[Any]) -> str:
     """The works' fields that differ from their defaults: a field a later release adds
-    with a default leaves the fingerprint alone, so an upgrade recomputes nothing."""
+    with a default leaves the fingerprint alone, so an upgrade recomputes nothing. The
+    kind, the default of its class, is named all the same, as when one class held all."""
     return repr(
         [
-            [(f.name, getattr(w, f.name)) for f in fields(w) if getattr(w, f.name) != f.default]
+            [
+                (f.name, getattr(w, f.name))
+                for f in fields(w)
+                if f.name == "kind" or getattr(w, f.name) != f.default
+            ]
             for w in works
         ]
     )

@@ -24,6 +24,7 @@ from .conf import workflow_settings
 from .errors import TimeLimitExceeded
 from .pacing import paced
 from .retrying import NODE_VARIABLE
+from .work import names
 
 TASK = "django_workflow.queueing.run_automatic_step"
 ENTRY_TASK = "django_workflow.queueing.run_entry"
@@ -89,7 +90,7 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
     from django_q.tasks import async_task
 
     options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
-    work = apps.get_model(model_label).workflow.work(f"step:{step}")
+    work = apps.get_model(model_label).workflow.work(names.step_work(step))
     if work.time_limit is not None:
         options["timeout"] = math.ceil(work.time_limit.total_seconds())
     async_task(
@@ -106,7 +107,7 @@ def attempt_row(record: Any) -> Any:
     """The attempt row of the automatic step ``record`` is in, if any."""
     from .engine import database
 
-    work = type(record).workflow.work(f"step:{record.current_step}")
+    work = type(record).workflow.work(names.step_work(record.current_step))
     return (
         retrying.rows(type(record), database(record))
         .filter(object_id=str(record.pk), work=work.name)
@@ -119,7 +120,7 @@ def next_attempt_at(record: Any, row: Any) -> Any:
     first poll from its ``retry_at``; ``None`` when it is not waiting for a retry."""
     if row is None or row.halted or row.retry_at is None:
         return None
-    work = type(record).workflow.work(f"step:{record.current_step}")
+    work = type(record).workflow.work(names.step_work(record.current_step))
     return retrying.runs_at(type(record).workflow, work, row.retry_at)
 
 
@@ -131,7 +132,7 @@ def retry_now(record: Any) -> bool:
     declared = workflow.steps.get(record.current_step)
     if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
         return False
-    work = workflow.work(f"step:{record.current_step}")
+    work = workflow.work(names.step_work(record.current_step))
     halted = retrying.rows(type(record), database(record)).filter(
         object_id=str(record.pk), work=work.name, halted=True
     )

@@ -29,7 +29,6 @@ from .conf import workflow_settings
 from .declaration import Retry
 from .durations import parse_timedelta
 from .errors import TimeLimitExceeded
-from .events import WorkKind
 from .models import WorkAttempt
 
 #: Interruptions in a row after which an attempt counts as failed.
@@ -61,7 +60,7 @@ def backoff(retry: Retry, attempt: int) -> timedelta:
 
 def polled(work: Any) -> bool:
     """Whether a poll runs ``work``'s next attempt (the precise timeline runs its own)."""
-    return work.kind == WorkKind.STEP or (work.scheduler == "polling" and not work.self_scheduled)
+    return work.queued or (work.scheduler == "polling" and not work.self_scheduled)
 
 
 def runs_at(workflow: Any, work: Any, retry_at: datetime) -> datetime:
@@ -76,7 +75,7 @@ def runs_at(workflow: Any, work: Any, retry_at: datetime) -> datetime:
     if not polled(work):
         return retry_at
     crons = {work.check_interval}
-    if work.kind != WorkKind.STEP:
+    if not work.queued:
         polls = [w for works in workflow.deadline_works.values() for w in works if polled(w)]
         crons |= {w.check_interval for w in polls}
     return min(_first_tick(cron, retry_at) for cron in crons)

@@ -17,6 +17,7 @@ from django.utils import timezone
 from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .report import StepFigures, time_in_step
+from .work import names
 
 #: The window of the overview's time-in-step columns, in days up to now.
 TIME_IN_STEP_DAYS = 30
@@ -45,10 +46,12 @@ def overdue(model: Any, now: datetime | None = None) -> Any:
 def halted(model: Any) -> Any:
     """The records whose automatic step stopped retrying, still in that step."""
     workflow = model.workflow
-    rows = retrying.rows(model, router.db_for_read(model)).filter(halted=True)
+    rows = retrying.rows(model, router.db_for_read(model)).filter(
+        halted=True, work__startswith=names.STEP_PREFIX
+    )
     by_step: dict[str, list[Any]] = {}
     for work, object_id in rows.values_list("work", "object_id"):
-        step = work.removeprefix("step:")
+        step = names.automatic_step(work)
         by_step.setdefault(step, []).append(model._meta.pk.to_python(object_id))
     condition = Q(pk__in=[])
     for step, keys in by_step.items():

@@ -29,6 +29,7 @@ from ..models import PendingEffect
 from ..owed_effects import BATCH_SIZE, pending
 from ..pacing import turn
 from ..signals import work_failed, work_fired, work_halted
+from ..work import names
 from .moves import field_values, log_event
 from .running import ACTION_FAILURES
 
@@ -122,7 +123,7 @@ def _locked(model: Any, effect: int, now: datetime, db: str) -> PendingEffect | 
 def _work(model: Any, row: PendingEffect) -> Any:
     """The step's ``on_enter``; an error when the declaration no longer has it (a failed
     attempt that halts at once, for someone to look at)."""
-    return model.workflow.work(f"enter:{row.step}")
+    return model.workflow.work(names.entry_work(row.step))
 
 
 def _event(row: PendingEffect, trigger: Trigger, **more: Any) -> Event:
@@ -149,7 +150,7 @@ def _attempt_failed(model: Any, record: Any, effect: int, error: BaseException, 
     row.save(using=db)
     trigger = Trigger.HALTED if halted else Trigger.FAILED
     log_event(record, _event(row, trigger, error=error, attempt=attempt))
-    name = f"enter:{row.step}"
+    name = names.entry_work(row.step)
     signal, extra = (work_halted, {}) if halted else (work_failed, {"retry_at": retry_at})
     if signal.has_listeners(model):
         send = partial(
@@ -167,6 +168,7 @@ def _attempt_failed(model: Any, record: Any, effect: int, error: BaseException, 
 def _report(model: Any, step: str, ran: int) -> int:
     """The one INFO line of a run that committed effects, and ``work_fired``."""
     if ran:
-        logger.info("%s: enter:%s ran %d effect(s)", model._meta.label, step, ran)
-        work_fired.send(sender=model, work=f"enter:{step}", count=ran)
+        name = names.entry_work(step)
+        logger.info("%s: %s ran %d effect(s)", model._meta.label, name, ran)
+        work_fired.send(sender=model, work=name, count=ran)
     return ran

@@ -19,10 +19,10 @@ from ..errors import (
     error_summary,
     error_text,
 )
-from ..events import Event, Trigger, WorkKind
+from ..events import Event, Trigger
 from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
-from ..work import Work
+from ..work import Work, names
 from .moves import (
     apply,
     collecting,
@@ -60,7 +60,7 @@ def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> 
     declared = workflow.steps.get(step)
     if declared is None or not declared.is_automatic:
         return None
-    work = workflow.work(f"step:{step}")
+    work = workflow.work(names.step_work(step))
     now = now or timezone.now()
     db = router.db_for_write(model)
     rows = model._base_manager.using(db).filter(pk=pk, **{workflow.state_attribute: step})
@@ -139,7 +139,6 @@ def attempt_failed(
     line. Returns the step taken on error, or ``None``.
     """
     model = type(record)
-    declared = model.workflow.steps[work.step]
     round_key = due or getattr(record, STATE_ENTERED_AT)
     text = error_text(error)
     name = work.entity
@@ -152,7 +151,7 @@ def attempt_failed(
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
         _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
         return None
-    on_error = declared.on_error if work.kind == WorkKind.STEP else None
+    on_error = work.on_error(model.workflow)
     if on_error is None:
         retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
         deadlines.postpone(model, record.pk, work, deadlines.HALTED, db)
