@@ -126,19 +126,12 @@ def next_attempt_at(record: Any, row: Any) -> Any:
 
 def retry_now(record: Any) -> bool:
     """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
-    from .engine import database
+    from .engine import retry_halted
 
-    workflow = type(record).workflow
-    declared = workflow.steps.get(record.current_step)
-    if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
+    if not retry_halted(record):
         return False
-    work = workflow.work(names.step_work(record.current_step))
-    halted = retrying.rows(type(record), database(record)).filter(
-        object_id=str(record.pk), work=work.name, halted=True
-    )
-    if not halted.delete()[0]:
-        return False
-    enqueue_step(type(record)._meta.label, record.pk, record.current_step, workflow.queue)
+    model = type(record)
+    enqueue_step(model._meta.label, record.pk, record.current_step, model.workflow.queue)
     return True
 
 

@@ -26,11 +26,11 @@ from ..columns import ON_ENTER
 from ..errors import error_summary, error_text
 from ..events import Event, Trigger
 from ..models import PendingEffect
-from ..owed_effects import BATCH_SIZE, pending
 from ..pacing import turn
 from ..signals import work_failed, work_fired, work_halted
 from ..work import names
 from .moves import field_values, log_event
+from .owed_effects import BATCH_SIZE, pending
 from .running import ACTION_FAILURES
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import deadlines, probes, retrying, stopping
+from .. import probes, retrying, stopping
 from ..columns import NEXT_DUE_AT
 from ..events import Event, Trigger
 from ..pacing import turn
@@ -26,6 +26,7 @@ from ..signals import work_fired
 from ..work import Work
 from . import effects
 from .moves import entry_changes, move_many
+from .rescheduling import reschedule
 from .running import fire, run_step
 
 logger = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ def run_due(
             if work.name in wanted:
                 fired[work.name] += work.fire(firing, records)
         if idle:
-            deadlines.refresh(model, [record.pk for record in idle], db, now)
+            reschedule(model, [record.pk for record in idle], db, now)
         if len(batch) < batch_size:
             break
     for work in works:
@@ -163,7 +164,7 @@ def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str) ->
             if fire(model, pk, work, now, db, row):
                 fired.append(pk)
     if waiting:  # due again at their retry, not at every poll until then
-        deadlines.refresh(model, waiting, db, now)
+        reschedule(model, waiting, db, now)
     return fired
 
 

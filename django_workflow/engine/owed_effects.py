@@ -2,7 +2,7 @@
 
 The engine owes an effect in the move's own transaction (``owe``); an undo takes
 back what the entry it reverses still owes (``cancel``). Running them is
-``effects``' job, which sits above the engine; this module sits below it.
+``effects``' job.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.db import router
 
-from .models import PendingEffect
+from ..models import PendingEffect
 
 #: Rows written (and run) per batch.
 BATCH_SIZE = 500
