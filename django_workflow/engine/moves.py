@@ -261,9 +261,14 @@ def _declared_comment(model: Any, event: Event) -> str:
 
 
 def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    return TransitionLog(content_type=content_type, **log_values(model, pk, event))
+
+
+def log_values(model: Any, pk: Any, event: Event) -> dict[str, Any]:
+    """The field values of ``event``'s log row, but its content type."""
     actor, error = event.actor, event.error
-    return TransitionLog(
-        content_type=ContentType.objects.db_manager(db).get_for_model(model),
+    return dict(
         object_id=str(pk),
         from_state=event.from_state,
         to_state=event.to_state,

@@ -33,8 +33,17 @@ def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str)
     if declared is None or declared.on_enter is None:
         return
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    rows = [
-        PendingEffect(
+    rows = owed_rows(PendingEffect, content_type, step, entries)
+    PendingEffect.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)
+
+
+def owed_rows(
+    effect_model: Any, content_type: Any, step: str, entries: Iterable[tuple[Any, datetime]]
+) -> list[Any]:
+    """The rows owing ``step``'s ``on_enter`` to each ``(key, entry instant)`` (``effect_model``
+    is ``PendingEffect``, or a migration's historical one)."""
+    return [
+        effect_model(
             content_type=content_type,
             object_id=str(pk),
             step=step,
@@ -43,7 +52,6 @@ def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str)
         )
         for pk, entered in entries
     ]
-    PendingEffect.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)
 
 
 def cancel(record: Any, step: str, entered_at: datetime) -> None:
