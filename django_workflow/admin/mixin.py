@@ -3,7 +3,7 @@ and status filters, the next deadline, times in the workflow's zone) and the cha
 page's panel (the step, its buttons, the diagram, pending deadlines, attempts, history).
 The views its buttons post to are ``transitions``', its changelist actions ``actions``'.
 
-Imports ``graph``, ``status``, ``scheduling``, ``undo``, ``wording``, ``queueing``'s
+Imports ``graph``, ``status``, ``scheduling``, ``undo``, ``wording``, ``halted_steps``'
 attempt readers, and the admin rooms below it; never the engine on import.
 """
 
@@ -23,7 +23,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
 from .. import graph, status
-from ..queueing import attempt_row, next_attempt_at
+from ..halted_steps import attempt_row, next_attempt_at
 from ..scheduling import zone_of
 from ..undo import undoable
 from ..wording import row_label, times_in, trigger_words
