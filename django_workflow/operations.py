@@ -24,7 +24,7 @@ from django.db.migrations.operations.base import Operation, OperationCategory
 from django.utils import timezone
 
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from .events import Trigger
+from .events import Event, Trigger
 
 # The first migration whose log accepts the `migration` trigger.
 LOG_MIGRATION = ("django_workflow", "0003_attempts_survive_interruptions")
@@ -141,13 +141,15 @@ class RenameStep(_RepairOperation):
         changes: dict[str, Any] = {column: new}
         if _has_field(model, NEXT_DUE_AT):  # "look at me now": the poll computes the real one
             changes[NEXT_DUE_AT] = timezone.now()
+        from .engine import migrating
+
         rows = model._base_manager.db_manager(alias).filter(**{column: old})
         with transaction.atomic(using=alias):
-            rows.update(**changes)
             owed = _pending_effects(state.apps, schema_editor.connection)
-            if owed is not None:  # what entries into the old name owe, the new name owes
+            if owed is not None:
                 content_type = MoveRecords._content_type(state.apps, model, alias)
-                owed.filter(content_type_id=content_type.pk, step=old).update(step=new)
+                owed = owed.filter(content_type_id=content_type.pk)
+            migrating.rename_step(rows, changes, owed, old, new)
 
     def describe(self) -> str:
         return f"Rename step {self.old!r} to {self.new!r} in the rows of {self.model}"
@@ -221,38 +223,24 @@ class MoveRecords(_RepairOperation):
             changes[STATE_ENTERED_AT] = now
         if _has_field(model, NEXT_DUE_AT):  # "look at me now": the poll computes the real one
             changes[NEXT_DUE_AT] = now
+        from .engine import migrating
+
         rows = model._base_manager.db_manager(alias).filter(**{column: self.from_step})
         with transaction.atomic(using=alias):
             # Locked until the migration commits, so every key read here is moved below.
             entered = dict(self._entered(rows.select_for_update().order_by("pk"), model))
-            pks = list(entered)
-            if not pks:  # a fresh database: nothing to move, no log or effect rows to write
+            if not entered:  # a fresh database: nothing to move, no log or effect rows to write
                 return
-            log_to = self._log_target(to_state.apps, model, alias) if self.log else None
-            effects_to = self._effects_target(to_state.apps, model, alias)
-            for start in range(0, len(pks), CHUNK_SIZE):
-                chunk = pks[start : start + CHUNK_SIZE]
-                rows.filter(pk__in=chunk).update(**changes)
-                if effects_to is not None:
-                    effect_model, content_type = effects_to
-                    effect_model._base_manager.db_manager(alias).bulk_create(
-                        effect_model(
-                            content_type=content_type,
-                            object_id=str(pk),
-                            step=self.to_step,
-                            entered_at=now,
-                            due_at=now,
-                        )
-                        for pk in chunk
-                    )
-                if log_to is not None:
-                    log_model, content_type = log_to
-                    log_model._base_manager.db_manager(alias).bulk_create(
-                        [
-                            self._log_row(log_model, content_type, pk, now, entered[pk])
-                            for pk in chunk
-                        ]
-                    )
+            migrating.move_records(
+                rows,
+                entered,
+                changes,
+                Event(self.from_step, self.to_step, "", Trigger.MIGRATION),
+                now,
+                log_to=self._log_target(to_state.apps, model, alias) if self.log else None,
+                effects_to=self._effects_target(to_state.apps, model, alias),
+                chunk_size=CHUNK_SIZE,
+            )
 
     @staticmethod
     def _entered(rows: Any, model: Any) -> Any:
@@ -321,22 +309,6 @@ class MoveRecords(_RepairOperation):
             )
         return log_model, self._content_type(apps, model, alias)
 
-    def _log_row(self, log_model: Any, content_type: Any, pk: Any, now: Any, entered: Any) -> Any:
-        row = log_model(
-            content_type=content_type,
-            object_id=str(pk),
-            from_state=self.from_step,
-            to_state=self.to_step,
-            transition_name="",
-            triggered_by=Trigger.MIGRATION.value,
-            occurred_at=now,
-            actor_repr="",
-            error="",
-        )
-        if _has_field(log_model, "from_state_entered_at"):  # the log's migration 0007 on
-            row.from_state_entered_at = entered
-        return row
-
     def describe(self) -> str:
         return f"Move the {self.model} records in step {self.from_step!r} to {self.to_step!r}"
 
@@ -389,24 +361,15 @@ class OweUnranEffects(_RepairOperation):
                 f"OweUnranEffects needs the table of effects: add {EFFECTS_MIGRATION!r} "
                 "to the migration's dependencies."
             ) from None
+        from .engine import migrating
+
         content_type = MoveRecords._content_type(from_state.apps, model, alias)
         column = self._state_column(model)
         unran = model._base_manager.db_manager(alias).filter(
             **{column: self.step, f"{fired}__isnull": True}
         )
-        effect_model._base_manager.db_manager(alias).bulk_create(
-            (
-                effect_model(
-                    content_type=content_type,
-                    object_id=str(pk),
-                    step=self.step,
-                    entered_at=entered,
-                    due_at=entered,
-                )
-                for pk, entered in list(unran.values_list("pk", STATE_ENTERED_AT))
-            ),
-            batch_size=CHUNK_SIZE,
-        )
+        entries = list(unran.values_list("pk", STATE_ENTERED_AT))
+        migrating.owe((effect_model, content_type), self.step, entries, alias, CHUNK_SIZE)
 
     def describe(self) -> str:
         return f"Owe the unran on_enter of {self.model} records in step {self.step!r}"

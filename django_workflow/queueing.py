@@ -5,13 +5,15 @@ step (``entered_step``), and ``queue_entered`` queues the step's work after
 commit when the step is automatic. Nor does this module import the engine
 or firing on import (only the tasks that run them do): the app connects its
 receivers while Django loads, ``manage.py check`` included.
+
+What the admin shows and does about an automatic step's attempts is in
+``halted_steps``; how a worker process takes a stop, in ``worker_signals``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
 import signal
 import threading
 from typing import Any
@@ -19,11 +21,10 @@ from typing import Any
 from django.apps import apps
 from django.db import router
 
-from . import retrying, stopping
 from .conf import workflow_settings
 from .errors import TimeLimitExceeded
 from .pacing import paced
-from .retrying import NODE_VARIABLE
+from .work import names
 
 TASK = "django_workflow.queueing.run_automatic_step"
 ENTRY_TASK = "django_workflow.queueing.run_entry"
@@ -89,7 +90,7 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
     from django_q.tasks import async_task
 
     options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
-    work = apps.get_model(model_label).workflow.work(f"step:{step}")
+    work = apps.get_model(model_label).workflow.work(names.step_work(step))
     if work.time_limit is not None:
         options["timeout"] = math.ceil(work.time_limit.total_seconds())
     async_task(
@@ -100,45 +101,6 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
         task_name=f"workflow:{model_label}:{step}:{pk}",
         q_options=options,
     )
-
-
-def attempt_row(record: Any) -> Any:
-    """The attempt row of the automatic step ``record`` is in, if any."""
-    from .engine import database
-
-    work = type(record).workflow.work(f"step:{record.current_step}")
-    return (
-        retrying.rows(type(record), database(record))
-        .filter(object_id=str(record.pk), work=work.name)
-        .first()
-    )
-
-
-def next_attempt_at(record: Any, row: Any) -> Any:
-    """When the backing-off automatic step of ``record`` really runs again: with the
-    first poll from its ``retry_at``; ``None`` when it is not waiting for a retry."""
-    if row is None or row.halted or row.retry_at is None:
-        return None
-    work = type(record).workflow.work(f"step:{record.current_step}")
-    return retrying.runs_at(type(record).workflow, work, row.retry_at)
-
-
-def retry_now(record: Any) -> bool:
-    """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
-    from .engine import database
-
-    workflow = type(record).workflow
-    declared = workflow.steps.get(record.current_step)
-    if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
-        return False
-    work = workflow.work(f"step:{record.current_step}")
-    halted = retrying.rows(type(record), database(record)).filter(
-        object_id=str(record.pk), work=work.name, halted=True
-    )
-    if not halted.delete()[0]:
-        return False
-    enqueue_step(type(record)._meta.label, record.pk, record.current_step, workflow.queue)
-    return True
 
 
 @paced(_database)
@@ -162,48 +124,3 @@ def _time_limit_raises_our_error() -> None:
         raise TimeLimitExceeded("the action ran past its time limit")
 
     signal.signal(signal.SIGALRM, raise_time_limit)
-
-
-# Inside django-q2 worker processes started by workflow_worker -------------------
-
-_busy = threading.Event()
-
-
-_parent: list[int] = []
-
-
-def stop_gently(sender: Any = None, **kwargs: Any) -> None:
-    """``post_spawn`` receiver: SIGTERM lets the running task finish instead of killing it.
-
-    A stop (``workflow_worker`` stopping, or a whole process group told to
-    stop by systemd or Kubernetes) reaches every django-q2 process: an idle
-    worker exits at once, a busy one claims nothing more and exits after its
-    task. ``workflow_worker`` kills what is left after ``SHUTDOWN_GRACE``.
-    """
-    if os.environ.get(NODE_VARIABLE):
-        _parent[:] = [os.getppid()]
-        signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    stopping.request()
-    if not _busy.is_set():
-        raise SystemExit(0)
-    threading.Timer(1.0, _exit_unless_stopping).start()
-
-
-def _exit_unless_stopping() -> None:
-    # A stop ends the sentinel too. A sentinel still alive sent the SIGTERM itself: its
-    # guard ends a worker stuck past its timeout, which must not outlive the signal.
-    if _parent and os.getppid() == _parent[0]:
-        os._exit(1)
-
-
-def task_started(sender: Any = None, **kwargs: Any) -> None:
-    _busy.set()
-
-
-def task_finished(sender: Any = None, **kwargs: Any) -> None:
-    _busy.clear()
-    if stopping.requested():
-        raise SystemExit(0)

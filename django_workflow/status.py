@@ -16,8 +16,9 @@ from django.utils import timezone
 
 from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from .owed_effects import pending
+from .pending_effects import pending
 from .report import StepFigures, time_in_step
+from .work import names
 
 #: The window of the overview's time-in-step columns, in days up to now.
 TIME_IN_STEP_DAYS = 30
@@ -48,10 +49,10 @@ def halted(model: Any) -> Any:
     owing an ``on_enter`` effect that stopped retrying, wherever they are now."""
     workflow = model.workflow
     db = router.db_for_read(model)
-    rows = retrying.rows(model, db).filter(halted=True)
+    rows = retrying.rows(model, db).filter(halted=True, work__startswith=names.STEP_PREFIX)
     by_step: dict[str, list[Any]] = {}
     for work, object_id in rows.values_list("work", "object_id"):
-        step = work.removeprefix("step:")
+        step = names.automatic_step(work)
         by_step.setdefault(step, []).append(model._meta.pk.to_python(object_id))
     condition = Q(pk__in=[])
     for step, keys in by_step.items():

@@ -117,7 +117,8 @@ def run_undo(record: Any, actor: Any = None) -> Any:
 
 
 def _undo(record: Any, row: Any, step: str, actor: Any) -> Any:
-    from . import engine, owed_effects
+    from . import engine
+    from .engine import owed_effects
 
     workflow = type(record).workflow
     if step != row.to_state:  # moved outside the workflow since the log's last change

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from asgiref.sync import sync_to_async
 from django.db import models, transaction
 
-from . import actionable, deadlines, history, rearming, scheduling
+from . import actionable, history, rearming, scheduling
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 from .registry import workflow_models as workflow_models  # where it lived before
@@ -30,17 +30,11 @@ class WorkflowQuerySet(models.QuerySet):
     """
 
     def update(self, **values: Any) -> int:
-        workflow = getattr(self.model, "workflow", None)
-        if workflow is None:
+        if getattr(self.model, "workflow", None) is None:
             return super().update(**values)
-        values = rearming.rearm_in_update(workflow, values)
-        if not (workflow.has_deadlines and deadlines.moved_by(self.model, values)):
-            return super().update(**values)
-        with transaction.atomic(using=self.db):  # the due instants move with the values
-            keys = list(self.values_list("pk", flat=True))
-            count = super().update(**values)
-            deadlines.refresh(self.model, keys, self.db)
-        return count
+        from .engine.saving import update_rows
+
+        return update_rows(self, values, super().update)
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
         from . import engine

@@ -812,7 +812,7 @@ def test_a_redo_is_not_offered_once_the_window_of_the_move_has_passed(admin_clie
 
 
 def test_no_undo_is_offered_once_the_entered_steps_work_has_started(admin_client):
-    from django_workflow.retrying import start_attempt
+    from django_workflow.engine.attempts import start_attempt
 
     decision = Decision.objects.create()
     admin_client.post(action_url(decision, "approve"), {"note": "ok"})  # into checking

@@ -16,7 +16,6 @@ from django_workflow.engine.firing import run_work
 from django_workflow.models import DeadlineDeclaration, WorkAttempt
 from django_workflow.schedulers.polling import poll, queue_waiting_steps
 from django_workflow.testing import run_due_work
-from django_workflow.work import Work
 from tests.moments import T
 from tests.testapp.models import Appeal, Batch, Claim, Monitor, NationalClaim, Proposal, Sync
 
@@ -211,13 +210,17 @@ def test_instants_are_stored_in_utc_and_compare_on_both_databases(clock):
 
 
 def test_a_field_a_later_release_adds_to_works_with_a_default_keeps_the_fingerprint():
-    later = make_dataclass(
-        "Later", [("someday", object, field(default=None))], bases=(Work,), frozen=True
-    )
     works = Proposal.workflow.deadline_works["review"]
-    upgraded = [later(**{f.name: getattr(w, f.name) for f in fields(w)}) for w in works]
+
+    def later(work, **more):
+        kind = make_dataclass(
+            "Later", [("someday", object, field(default=None))], bases=(type(work),), frozen=True
+        )
+        return kind(**{f.name: getattr(work, f.name) for f in fields(work) if f.init}, **more)
+
+    upgraded = [later(w) for w in works]
     assert deadlines._declared(upgraded) == deadlines._declared(works)
-    changed = [later(**{f.name: getattr(w, f.name) for f in fields(w)}, someday=1) for w in works]
+    changed = [later(w, someday=1) for w in works]
     assert deadlines._declared(changed) != deadlines._declared(works)
 
 

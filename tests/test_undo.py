@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
+from django_workflow.engine.attempts import start_attempt
 from django_workflow.models import TransitionLog
-from django_workflow.retrying import start_attempt
 from django_workflow.testing import run_due_work
 from tests.moments import T
 from tests.testapp.models import Candidate, Decision, Draft, Shipment

@@ -3,8 +3,8 @@ and status filters, the next deadline, times in the workflow's zone) and the cha
 page's panel (the step, its buttons, the diagram, pending deadlines, attempts, history).
 The views its buttons post to are ``transitions``', its changelist actions ``actions``'.
 
-Imports ``graph``, ``owed_effects``, ``status``, ``scheduling``, ``undo``, ``wording``,
-``queueing``'s attempt readers, and the admin rooms below it; never the engine on import.
+Imports ``graph``, ``pending_effects``, ``status``, ``scheduling``, ``undo``, ``wording``,
+``halted_steps``' attempt readers, and the admin rooms below it; never the engine on import.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
-from .. import graph, owed_effects, status
-from ..queueing import attempt_row, next_attempt_at
+from .. import graph, pending_effects, status
+from ..halted_steps import attempt_row, next_attempt_at
 from ..scheduling import zone_of
 from ..undo import undoable
 from ..wording import row_label, times_in, trigger_words
@@ -244,7 +244,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
                 "attempts": row.attempts,
                 "last_error": row.last_error,
             }
-            for row in owed_effects.halted(record)
+            for row in pending_effects.halted(record)
         ]
         url = self._workflow_url(record, "retry_effect") + kept(request) if may_change else ""
         return {"halted_effects": effects, "effect_retry_url": url if effects else ""}

@@ -4,7 +4,7 @@ automatic step or on-enter effect; and the extension points deciding what a butt
 (``get_workflow_transitions``, ``get_workflow_transition_values``,
 ``get_workflow_transition_form``).
 
-Imports the errors, conditions, policies, ``history``, ``undo`` and ``queueing``'s
+Imports the errors, conditions, policies, ``history``, ``undo`` and ``halted_steps``'
 retry, and ``display``, ``forms``, ``site``; the engine inside the methods that run it,
 never on import.
 """
@@ -26,9 +26,10 @@ from django.template.response import TemplateResponse
 
 from ..conditions import unmet_reason
 from ..errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
+from ..halted_steps import retry_now
 from ..history import last_step_change
 from ..policies import allowed
-from ..queueing import enqueue_entry, retry_now
+from ..queueing import enqueue_entry
 from ..undo import undoable, undoable_row
 from .display import is_terminal, undo_label
 from .forms import CommentForm, asked, posted_comment

@@ -9,13 +9,18 @@ signal and any follow-up work go out after commit.
 Rooms: ``moves`` writes a step change and announces it; ``routes`` chooses
 where an automatic step or a conditional transition leads; ``manual`` decides
 and runs a person's transition; ``votes`` counts the votes of ``quorum``
-transitions; ``saving`` is ``save()`` and creation; ``running`` runs automatic
-steps and fires deadlines.
+transitions; ``saving`` is ``save()`` and creation;
+``running`` runs automatic steps and fires deadlines; ``firing`` picks the due
+records and hands them over; ``attempts`` writes attempt rows, ``rescheduling``
+the stored due instants, ``owed_effects`` the effects an entry owes, and
+``effects`` runs them; ``recovery`` brings back what a dead worker held.
 """
 
 from ..errors import error_summary, error_text
+from .attempts import retry_halted
 from .manual import Decision, available, decide, permits, run_transition
 from .moves import database, entry_changes, log_event, move, move_many
+from .rescheduling import reschedule
 from .running import ACTION_FAILURES, attempt_failed, fire, run_step
 from .saving import create_record, records_created, save_record, starting
 
@@ -36,6 +41,8 @@ __all__ = [
     "move_many",
     "permits",
     "records_created",
+    "reschedule",
+    "retry_halted",
     "run_step",
     "run_transition",
     "save_record",

@@ -33,10 +33,13 @@ from ..conf import workflow_settings
 from ..errors import TimeLimitExceeded, error_summary, error_text
 from ..events import Event, Trigger
 from ..models import PendingEffect
-from ..owed_effects import BATCH_SIZE, pending
 from ..pacing import turn
+from ..pending_effects import pending
 from ..signals import work_failed, work_fired, work_halted
+from ..work import names
+from .attempts import interrupted_again
 from .moves import field_values, log_event
+from .owed_effects import BATCH_SIZE
 from .running import ACTION_FAILURES, _log_failure, _next_attempt, _send_after_commit
 
 logger = logging.getLogger(__name__)
@@ -122,7 +125,7 @@ def _claim(model: Any, effect: int, now: datetime, db: str) -> bool:
             if row.alive_until is not None and row.alive_until > clock:
                 return False  # running elsewhere, or only just begun
             row.running_since = row.alive_until = None
-            failure = retrying.interrupted_again(row)
+            failure = interrupted_again(row)
             if failure is not None:
                 record = probes.locked(model, row.object_id, db)
                 if record is not None:
@@ -227,7 +230,7 @@ def _locked(model: Any, effect: int, now: datetime, db: str) -> PendingEffect | 
 def _work(model: Any, row: PendingEffect) -> Any:
     """The step's ``on_enter``; an error when the declaration no longer has it (a failed
     attempt that halts at once, for someone to look at)."""
-    return model.workflow.work(f"enter:{row.step}")
+    return model.workflow.work(names.entry_work(row.step))
 
 
 def _declared(model: Any, row: PendingEffect) -> Any:
@@ -293,6 +296,7 @@ def retry_now(record: Any, effect: int) -> str | None:
 def _report(model: Any, step: str, ran: int) -> int:
     """The one INFO line of a run that committed effects, and ``work_fired``."""
     if ran:
-        logger.info("%s: enter:%s ran %d effect(s)", model._meta.label, step, ran)
-        work_fired.send(sender=model, work=f"enter:{step}", count=ran)
+        name = names.entry_work(step)
+        logger.info("%s: %s ran %d effect(s)", model._meta.label, name, ran)
+        work_fired.send(sender=model, work=name, count=ran)
     return ran

@@ -15,7 +15,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
 from django.db.models.signals import post_save, pre_save
 
-from .. import deadlines, owed_effects, rearming, statements
+from .. import due_instants, rearming, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -25,6 +25,8 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..models import TransitionLog
 from ..signals import entered_step, step_changed
+from . import owed_effects
+from .rescheduling import reschedule
 from .routes import with_values
 
 
@@ -37,7 +39,7 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     db = database(record)
     model = type(record)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
-        changes = {**changes, NEXT_DUE_AT: deadlines.entering(record, changes)}
+        changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     with transaction.atomic(using=db):
         event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
@@ -115,7 +117,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     step = changes.get(model.workflow.state_attribute)
     per_record = False
     if step is not None and model.workflow.has_deadlines:
-        same, due = deadlines.common_entry_due(model, step, changes[STATE_ENTERED_AT])
+        same, due = due_instants.common_entry_due(model, step, changes[STATE_ENTERED_AT])
         changes = {**changes, NEXT_DUE_AT: due} if same else changes
         per_record = not same
     # The claim's rows are locked (or, on SQLite, the transaction writes alone): the
@@ -132,7 +134,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     if model.workflow.has_votes and step is not None:
         _discard_votes(pks, model, db)
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
-        deadlines.refresh(model, pks, db)
+        reschedule(model, pks, db)
     if signals:
         written = {**changes, NEXT_DUE_AT: None} if per_record else changes
         for instance in model._base_manager.using(db).in_bulk(pks).values():
@@ -270,9 +272,14 @@ def _declared_comment(model: Any, event: Event) -> str:
 
 
 def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    return TransitionLog(content_type=content_type, **log_values(model, pk, event))
+
+
+def log_values(model: Any, pk: Any, event: Event) -> dict[str, Any]:
+    """The field values of ``event``'s log row, but its content type."""
     actor, error = event.actor, event.error
-    return TransitionLog(
-        content_type=ContentType.objects.db_manager(db).get_for_model(model),
+    return dict(
         object_id=str(pk),
         from_state=event.from_state,
         to_state=event.to_state,

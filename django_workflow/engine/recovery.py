@@ -19,10 +19,10 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from ..conf import workflow_settings
-from ..events import WorkKind
 from ..models import WorkAttempt
 from ..queueing import enqueue_step
 from ..retrying import RECOVERING, lease, running
+from ..work import StepWork
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def recover(now: datetime | None = None) -> int:
 def _step_work(model: Any, name: str) -> Any:
     workflow = getattr(model, "workflow", None)
     work = next((w for w in workflow.works if w.name == name), None) if workflow else None
-    return work if work is not None and work.kind == WorkKind.STEP else None
+    return work if isinstance(work, StepWork) else None
 
 
 def _pk(model: Any, object_id: str) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import deadlines, probes, rearming, retrying, statements
+from .. import due_instants, probes, rearming, retrying, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -19,10 +19,11 @@ from ..errors import (
     error_summary,
     error_text,
 )
-from ..events import Event, Trigger, WorkKind
+from ..events import Event, Trigger
 from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
-from ..work import Work
+from ..work import Work, names
+from . import attempts
 from .moves import (
     apply,
     collecting,
@@ -35,8 +36,8 @@ from .moves import (
     saves_visibly,
     write,
 )
+from .rescheduling import postpone
 from .routes import choose_route
-from .saving import GRANTED
 
 logger = logging.getLogger("django_workflow.engine")
 
@@ -60,14 +61,14 @@ def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> 
     declared = workflow.steps.get(step)
     if declared is None or not declared.is_automatic:
         return None
-    work = workflow.work(f"step:{step}")
+    work = workflow.work(names.step_work(step))
     now = now or timezone.now()
     db = router.db_for_write(model)
     rows = model._base_manager.using(db).filter(pk=pk, **{workflow.state_attribute: step})
     entered = rows.values_list(STATE_ENTERED_AT, flat=True).first()
     if entered is None:  # moved on, or gone, since it was queued
         return None
-    claim = retrying.start_attempt(model, pk, work, entered, now, db)
+    claim = attempts.start_attempt(model, pk, work, entered, now, db)
     if claim is None:
         return None
     in_round = rows.filter(**{STATE_ENTERED_AT: entered})
@@ -92,7 +93,7 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
         with transaction.atomic(using=db):
             record = rows.select_for_update().first()
             if record is None:
-                retrying.forget(model, pk, work, db)
+                attempts.forget(model, pk, work, db)
                 return None
             entered = getattr(record, STATE_ENTERED_AT)
             with collecting(record):
@@ -101,7 +102,7 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
                 if target is None:
                     raise NoRouteMatched(record, work.action, step)
                 saved = saved_by(record)
-            retrying.forget(model, pk, work, db)
+            attempts.forget(model, pk, work, db)
             guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
             event = Event(step, target, work.action, Trigger.AUTOMATIC, attempt=attempt)
             changes = {**saved, **entry_changes(workflow, target, timezone.now())}
@@ -113,7 +114,7 @@ def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | 
 
 def _release(model: Any, pk: Any, work: Work, db: str) -> None:
     try:
-        retrying.release(model, pk, work, db)
+        attempts.release(model, pk, work, db)
     except Exception:  # the heartbeat expires it in time all the same
         logger.exception("%s %s: could not release %s", model._meta.label, pk, work.name)
 
@@ -124,7 +125,7 @@ def _fail_attempt(
     with transaction.atomic(using=db):
         record = rows.select_for_update().first()  # as stored, without the action's changes
         if record is None:
-            retrying.forget(rows.model, pk, work, db)
+            attempts.forget(rows.model, pk, work, db)
             return None
         return attempt_failed(record, work, attempt, error, db)
 
@@ -139,28 +140,27 @@ def attempt_failed(
     line. Returns the step taken on error, or ``None``.
     """
     model = type(record)
-    declared = model.workflow.steps[work.step]
     round_key = due or getattr(record, STATE_ENTERED_AT)
     text = error_text(error)
     name = work.entity
     if attempt < work.retry.max_attempts:
         wait = retrying.backoff(work.retry, attempt)
         retry_at = timezone.now() + wait
-        retrying.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
-        deadlines.postpone(model, record.pk, work, retry_at, db)
+        attempts.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
+        postpone(model, record.pk, work, retry_at, db)
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
         _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
         _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
         return None
-    on_error = declared.on_error if work.kind == WorkKind.STEP else None
+    on_error = work.on_error(model.workflow)
     if on_error is None:
-        retrying.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
-        deadlines.postpone(model, record.pk, work, deadlines.HALTED, db)
+        attempts.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
+        postpone(model, record.pk, work, due_instants.HALTED, db)
         log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
         _send_after_commit(work_halted, record, work, attempt, error, db)
         _log_failure(record, work, attempt, error, "halted")
         return None
-    retrying.forget(model, record.pk, work, db)
+    attempts.forget(model, record.pk, work, db)
     guard = {model.workflow.state_attribute: work.step}
     event = Event(work.step, on_error, name, Trigger.ERROR_PATH, None, error, attempt)
     move(record, guard, entry_changes(model.workflow, on_error, timezone.now()), event)
@@ -237,7 +237,7 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
                 _save_fired(record, work, now, before)
             log_event(record, Event(work.step, work.step, work.entity, Trigger.TIMEOUT))
             if attempt_row is not None:
-                retrying.forget(model, pk, work, db)
+                attempts.forget(model, pk, work, db)
         return True
     except ACTION_FAILURES as error:
         if record is None:
@@ -264,12 +264,11 @@ def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) 
     model = type(record)
     if field_values(record, before) == before and not saves_visibly(model):
         if model.workflow.has_deadlines:
-            written[NEXT_DUE_AT] = deadlines.next_due(record, now)
+            written[NEXT_DUE_AT] = due_instants.next_due(record, now)
         statements.update_row(model, record.pk, written, database(record))
         apply(record, written)
         return
-    setattr(record, GRANTED, list(written))
-    changes = saved_by(record)
+    changes = {**saved_by(record), **written}
     db = database(record)
     write(model._base_manager.using(db).filter(pk=record.pk), changes, db)
     apply(record, changes)

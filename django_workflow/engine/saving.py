@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import router, transaction
 
-from .. import deadlines, owed_effects, rearming
+from .. import due_instants, rearming
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -15,10 +15,9 @@ from ..errors import (
 )
 from ..events import Event, Trigger
 from ..models import TransitionLog
+from . import owed_effects
 from .moves import COLLECTING, announce, database, log_row, prepared
-
-#: Owned columns the engine lets the next ``save()`` of an instance write (a firing's).
-GRANTED = "_workflow_granted"
+from .rescheduling import reschedule
 
 
 def create_record(
@@ -44,7 +43,7 @@ def starting(record: Any) -> None:
     workflow = type(record).workflow
     if workflow.has_deadlines and workflow.initial_step is not None:
         entry = {workflow.state_attribute: workflow.initial_step}
-        setattr(record, NEXT_DUE_AT, deadlines.entering(record, entry))
+        setattr(record, NEXT_DUE_AT, due_instants.entering(record, entry))
 
 
 def save_record(
@@ -62,18 +61,14 @@ def save_record(
     step = getattr(record, workflow.state_attribute)
     if loaded is not None and step != loaded:
         raise DirectStepChange(record, loaded, step)
-    granted = record.__dict__.pop(GRANTED, ())
     guarded = dict.fromkeys(rearming.moved_anchors(record))
     for column in guarded:
         setattr(record, column, None)
     due = _due_if_changed(record, loaded)
     if due is not None:
         setattr(record, NEXT_DUE_AT, due[0])
-        if granted:  # a firing holds the row lock: its UPDATE carries the due instant
-            granted = [*granted, NEXT_DUE_AT]
-        else:
-            guarded[NEXT_DUE_AT] = due[0]
-    fields = [*_own_fields(record, fields), *granted]
+        guarded[NEXT_DUE_AT] = due[0]
+    fields = _own_fields(record, fields)
     collecting = record.__dict__.get(COLLECTING)
     if collecting is not None:  # the engine writes it (``saved_by``)
         collecting.update({**prepared(record, fields), **guarded})
@@ -91,7 +86,7 @@ def _due_if_changed(record: Any, loaded: str | None) -> tuple[Any] | None:
     """``(due,)`` when the instance's deadlines fall due at another instant than stored."""
     if loaded is None or not type(record).workflow.has_deadlines:
         return None
-    due = deadlines.next_due(record)
+    due = due_instants.next_due(record)
     if NEXT_DUE_AT not in record.__dict__:  # deferred: the stored value is unknown
         return (due,)
     return None if due == record.__dict__[NEXT_DUE_AT] else (due,)
@@ -121,6 +116,21 @@ def _own_fields(record: Any, fields: Iterable[str] | None) -> list[str]:
         ]
     by_attname = {f.attname: f.name for f in record._meta.concrete_fields}
     return [name for name in fields if by_attname.get(name, name) not in owned]
+
+
+def update_rows(rows: Any, values: dict[str, Any], update: Callable[..., int]) -> int:
+    """``QuerySet.update()`` of a workflow model: ``update`` writes ``values`` with the fired
+    columns whose anchor they move later cleared, and the due instants of the rows follow
+    when what they count from moved."""
+    workflow: CompiledWorkflow = rows.model.workflow
+    values = rearming.rearm_in_update(workflow, values)
+    if not (workflow.has_deadlines and due_instants.moved_by(rows.model, values)):
+        return update(**values)
+    with transaction.atomic(using=rows.db):  # the due instants move with the values
+        keys = list(rows.values_list("pk", flat=True))
+        count = update(**values)
+        reschedule(rows.model, keys, rows.db)
+    return count
 
 
 def records_created(records: list[Any], using: str | None = None) -> None:

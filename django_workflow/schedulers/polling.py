@@ -29,9 +29,8 @@ from django.utils import timezone
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
 from ..engine.firing import named, run_due, run_work
-from ..events import WorkKind
 from ..queueing import enqueue_step
-from ..work import Work
+from ..work import EntryWork, StepWork, Work
 from .base import Scheduler
 from .registry import POLLING
 
@@ -41,8 +40,6 @@ PREFIX = "workflow:"
 POLL_TASK = "django_workflow.schedulers.polling.poll_models"
 #: How long a record may wait in an automatic step before its poll queues it again.
 STEP_GRACE = timedelta(seconds=60)
-#: Work queued on entry that every workflow's poll also runs, whatever its scheduler.
-SAFETY_NETS = (WorkKind.STEP, WorkKind.EFFECT)
 
 
 class PollingScheduler(Scheduler):
@@ -55,7 +52,7 @@ class PollingScheduler(Scheduler):
         """Its own workflows' deadlines, and every automatic step's and effect's safety net."""
         if work.self_scheduled:
             return False
-        return work.kind in SAFETY_NETS or work.scheduler == self.name
+        return work.queued or work.scheduler == self.name
 
     def groups(self, works: list[Work]) -> dict[tuple[str, str], list[Work]]:
         """Works polled together: same check interval and queue, any model."""
@@ -191,9 +188,9 @@ def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, ...]:
     one lookup."""
     model = apps.get_model(model_label)
     works = [model.workflow.work(name) for name in work_names]
-    steps = [work for work in works if work.kind == WorkKind.STEP]
-    effects = [work for work in works if work.kind == WorkKind.EFFECT]
-    if all(work.kind in SAFETY_NETS for work in works):
+    steps = [work for work in works if isinstance(work, StepWork)]
+    effects = [work for work in works if isinstance(work, EntryWork)]
+    if all(work.queued for work in works):
         return model, steps, [], effects
     deadlines = [w for works in model.workflow.deadline_works.values() for w in works]
     return model, steps, deadlines, effects

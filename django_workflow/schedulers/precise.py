@@ -28,7 +28,6 @@ from django.utils import timezone
 from ..columns import NEXT_DUE_AT
 from ..conf import workflow_settings
 from ..engine.firing import run_work
-from ..events import WorkKind
 from ..models import WorkflowLease
 from ..scheduling import due_at
 from ..signals import step_changed
@@ -48,7 +47,7 @@ class PreciseScheduler(Scheduler):
     label = "timeline"
 
     def accepts(self, work: Work) -> bool:
-        if work.self_scheduled or work.kind in (WorkKind.STEP, WorkKind.EFFECT):
+        if work.self_scheduled or work.queued:
             return False
         return work.scheduler == self.name
 

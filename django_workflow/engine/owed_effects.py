@@ -1,9 +1,8 @@
 """The effects owed by entries into steps with ``on_enter``: written with the move.
 
 The engine owes an effect in the move's own transaction (``owe``); an undo takes
-back what the entry it reverses still owes (``cancel``); the admin reads what halted
-(``halted``). Running them is
-``effects``' job, which sits above the engine; this module sits below it.
+back what the entry it reverses still owes (``cancel``). Running them is
+``effects``' job; ``pending_effects`` reads what is owed.
 """
 
 from __future__ import annotations
@@ -15,16 +14,11 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.db import router
 
-from .models import PendingEffect
+from ..models import PendingEffect
+from ..pending_effects import pending
 
 #: Rows written (and run) per batch.
 BATCH_SIZE = 500
-
-
-def pending(model: Any, db: str) -> Any:
-    """The effects owed to records of ``model``."""
-    content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    return PendingEffect.objects.using(db).filter(content_type=content_type)
 
 
 def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str) -> None:
@@ -34,8 +28,17 @@ def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str)
     if declared is None or declared.on_enter is None:
         return
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    rows = [
-        PendingEffect(
+    rows = owed_rows(PendingEffect, content_type, step, entries)
+    PendingEffect.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)
+
+
+def owed_rows(
+    effect_model: Any, content_type: Any, step: str, entries: Iterable[tuple[Any, datetime]]
+) -> list[Any]:
+    """The rows owing ``step``'s ``on_enter`` to each ``(key, entry instant)`` (``effect_model``
+    is ``PendingEffect``, or a migration's historical one)."""
+    return [
+        effect_model(
             content_type=content_type,
             object_id=str(pk),
             step=step,
@@ -44,14 +47,6 @@ def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str)
         )
         for pk, entered in entries
     ]
-    PendingEffect.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)
-
-
-def halted(record: Any) -> Any:
-    """The effects ``record`` owes whose attempts ran out, oldest entry first."""
-    db = record._state.db or router.db_for_read(type(record), instance=record)
-    owed = pending(type(record), db).filter(object_id=str(record.pk), due_at__isnull=True)
-    return owed.order_by("entered_at", "id")
 
 
 def cancel(record: Any, step: str, entered_at: datetime) -> None:

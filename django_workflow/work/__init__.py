@@ -1,0 +1,29 @@
+"""Units of scheduled work: what every automatic step, timeout and every compiles to.
+
+One class per kind, each owning its ``match``, ``due_at`` and how it runs:
+``step`` (an automatic step, and a step's ``on_enter``), ``timeout`` (one
+that moves, one that acts), ``every``. ``names`` builds and reads their names.
+"""
+
+from .base import Deadline, Duration, Runner, Work
+from .compiling import compile_works, counts_firings, soonest_at_entry
+from .every import EveryWork
+from .step import EntryWork, StepWork
+from .timeout import ActionTimeout, Deadlined, TimeoutWork, TransitionTimeout
+
+__all__ = [
+    "ActionTimeout",
+    "Deadline",
+    "Deadlined",
+    "Duration",
+    "EntryWork",
+    "EveryWork",
+    "Runner",
+    "StepWork",
+    "TimeoutWork",
+    "TransitionTimeout",
+    "Work",
+    "compile_works",
+    "counts_firings",
+    "soonest_at_entry",
+]

@@ -1,0 +1,162 @@
+"""Compiling a workflow's declaration into its units of work, one kind per class."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from ..columns import (
+    ON_ENTER,
+    STATE_ENTERED_AT,
+    fired_column,
+    fired_count_column,
+    last_fired_column,
+)
+from ..declaration import Every, Retry, Step, Timeout
+from ..durations import InvalidDuration, parse_duration, parse_timedelta
+from . import names
+from .base import Deadline, Duration, Work
+from .every import EveryWork
+from .step import EntryWork, StepWork
+from .timeout import ActionTimeout, TransitionTimeout
+
+
+def soonest_at_entry(works: tuple[Work, ...]) -> tuple[Work, ...]:
+    """Of a step's deadlines, those that can be the soonest when a record enters it.
+
+    Timeouts counted from the entry by the same kind of duration (calendar time,
+    or business days in the record's calendar) fall due in the order of their
+    lengths, and none has fired yet: only the shortest of each kind can come
+    first. Every other deadline is kept.
+    """
+    shortest: dict[type, Work] = {}
+    kept = []
+    for work in works:
+        length = work.entry_length()
+        if length is None:
+            kept.append(work)
+            continue
+        best = shortest.get(type(length))
+        if best is None or length < best.entry_length():
+            shortest[type(length)] = work
+    return (*kept, *shortest.values())
+
+
+def compile_works(workflow: Any) -> tuple[Work, ...]:
+    """Every unit of work of a compiled workflow, in declaration order."""
+    works: list[Work] = []
+    for step_name, step in workflow.steps.items():
+        if step.is_automatic:
+            works.append(_step_work(workflow, step_name, step))
+        if step.on_enter is not None:
+            works.append(_entry_work(workflow, step_name, step))
+        for deadline in step.deadlines:
+            works.append(_deadline_work(workflow, step_name, step, deadline))
+    return tuple(works)
+
+
+def _common(workflow: Any, step: str) -> dict[str, Any]:
+    return {
+        "model_label": workflow.model._meta.label,
+        "step": step,
+        "state_attribute": workflow.state_attribute,
+        "queue": workflow.queue,
+        "scheduler": workflow.scheduler,
+    }
+
+
+def _step_work(workflow: Any, name: str, step: Step) -> Work:
+    return StepWork(
+        name=names.step_work(name),
+        entity=name,
+        deadline=None,
+        retry=step.retry or Retry(),
+        check_interval=workflow.check_interval,
+        action=step.action,
+        time_limit=_time_limit(step),
+        **_common(workflow, name),
+    )
+
+
+def _entry_work(workflow: Any, name: str, step: Step) -> Work:
+    return EntryWork(
+        name=names.entry_work(name),
+        entity=ON_ENTER,
+        deadline=None,
+        retry=step.retry or Retry(),
+        check_interval=workflow.check_interval,
+        action=step.on_enter,
+        time_limit=_time_limit(step),
+        **_common(workflow, name),
+    )
+
+
+def _time_limit(step: Step) -> timedelta | None:
+    try:
+        return parse_timedelta(step.time_limit) if step.time_limit is not None else None
+    except InvalidDuration:  # reported by the checks
+        return None
+
+
+def _deadline_work(workflow: Any, step_name: str, step: Step, entity: Timeout | Every) -> Work:
+    check_interval = entity.check_interval or workflow.check_interval
+    if isinstance(entity, Every):
+        return _every_work(workflow, step_name, entity, check_interval)
+    if entity.fire_at is not None:
+        deadline = Deadline(entity.fire_at)
+    else:
+        deadline = Deadline(entity.field or STATE_ENTERED_AT, parse_duration(entity.fire_after))
+    fired = fired_column(step_name, entity.name) if entity.action else None
+    together = tuple(
+        fired_column(step_name, other.name)
+        for other in step.timeouts
+        if fired and other.action == entity.action
+    )
+    kind = TransitionTimeout if entity.transition_to is not None else ActionTimeout
+    return kind(
+        name=names.timeout_work(step_name, entity.name),
+        entity=entity.name,
+        deadline=deadline,
+        retry=entity.retry or Retry(),
+        check_interval=check_interval,
+        action=entity.action,
+        transition_to=entity.transition_to,
+        fired_field=fired,
+        fired_together=together,
+        self_scheduled=entity.self_scheduled,
+        **_common(workflow, step_name),
+    )
+
+
+def _every_work(workflow: Any, step_name: str, every: Every, check_interval: str) -> Work:
+    """An every on an ``interval`` or on a ``cron``; a malformed ``times`` is left out
+    (the checks report it)."""
+    times = every.times if counts_firings(every) else None
+    return EveryWork(
+        name=names.every_work(step_name, every.name),
+        entity=every.name,
+        deadline=Deadline(STATE_ENTERED_AT, _interval(every)),
+        retry=Retry(),
+        check_interval=check_interval,
+        action=every.action,
+        until=parse_duration(every.until) if every.until is not None else None,
+        last_fired_field=last_fired_column(step_name, every),
+        cron=every.cron,
+        business_days_only=every.business_days_only is True,
+        times=times,
+        count_field=fired_count_column(step_name, every) if times is not None else None,
+        **_common(workflow, step_name),
+    )
+
+
+def _interval(every: Every) -> Duration | None:
+    if every.cron is not None or every.interval is None:  # both or neither: the checks say
+        return None
+    return parse_duration(every.interval)
+
+
+def counts_firings(every: Any) -> bool:
+    """Whether an every declares a usable ``times`` (a positive int), so its firings
+    are counted in a column of their own."""
+    times = getattr(every, "times", None)
+    return isinstance(times, int) and not isinstance(times, bool) and times > 0

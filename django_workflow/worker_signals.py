@@ -1,0 +1,54 @@
+"""Inside django-q2 worker processes started by ``workflow_worker``: a stop lets the
+running task finish. The app connects these receivers to django-q2's signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any
+
+from . import stopping
+from .retrying import NODE_VARIABLE
+
+_busy = threading.Event()
+
+
+_parent: list[int] = []
+
+
+def stop_gently(sender: Any = None, **kwargs: Any) -> None:
+    """``post_spawn`` receiver: SIGTERM lets the running task finish instead of killing it.
+
+    A stop (``workflow_worker`` stopping, or a whole process group told to
+    stop by systemd or Kubernetes) reaches every django-q2 process: an idle
+    worker exits at once, a busy one claims nothing more and exits after its
+    task. ``workflow_worker`` kills what is left after ``SHUTDOWN_GRACE``.
+    """
+    if os.environ.get(NODE_VARIABLE):
+        _parent[:] = [os.getppid()]
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    stopping.request()
+    if not _busy.is_set():
+        raise SystemExit(0)
+    threading.Timer(1.0, _exit_unless_stopping).start()
+
+
+def _exit_unless_stopping() -> None:
+    # A stop ends the sentinel too. A sentinel still alive sent the SIGTERM itself: its
+    # guard ends a worker stuck past its timeout, which must not outlive the signal.
+    if _parent and os.getppid() == _parent[0]:
+        os._exit(1)
+
+
+def task_started(sender: Any = None, **kwargs: Any) -> None:
+    _busy.set()
+
+
+def task_finished(sender: Any = None, **kwargs: Any) -> None:
+    _busy.clear()
+    if stopping.requested():
+        raise SystemExit(0)

@@ -1,0 +1,193 @@
+"""Only the engine writes a workflow's derived state (docs/decisions.md, the rooms): the
+step, the entry instant, the fired columns, ``next_due_at``, and the attempt rows
+(``WorkAttempt``, ``PendingEffect``). Every other module of the package reads them, and
+hands a write over to ``django_workflow.engine``.
+
+The scan reads each module's syntax: a write call (``update``, ``bulk_update``,
+``update_or_create``, ``delete``, ``save``, ``create``…) whose receiver comes from the
+attempt rows, or whose values name a workflow column, directly or through a variable
+assigned from one, is a write. It is a guard against a new writer, not a proof.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "django_workflow"
+
+#: Where writes are expected, and why.
+ALLOWED = {
+    # The writer.
+    "engine",
+    # The package's own migrations create and alter these tables.
+    "migrations",
+}
+
+#: What names the attempt rows, in a receiver.
+ATTEMPT_ROWS = ("workattempt", "pendingeffect", "pending_effect", "retrying.rows")
+#: What names a workflow column, in the values written.
+COLUMNS = (
+    "next_due_at",
+    "state_entered_at",
+    "state_attribute",
+    "state_column",
+    "fired",
+    "rearm",
+)
+#: The modules whose functions return attempt rows to read.
+ROW_READERS = ("retrying", "owed_effects")
+ROW_WRITES = {
+    "create",
+    "bulk_create",
+    "update",
+    "bulk_update",
+    "update_or_create",
+    "get_or_create",
+    "delete",
+    "save",
+}
+COLUMN_WRITES = {"update", "bulk_update", "update_or_create", "get_or_create", "save"}
+
+
+def _mentions(nodes, markers, tainted, words=()):
+    """Whether ``nodes`` (or the keyword names ``words``) name a marker or a tainted variable."""
+    text = " ".join([*(ast.unparse(node) for node in nodes), *words]).lower()
+    names = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return any(marker in text for marker in markers) or bool(names & tainted)
+
+
+def _writes_columns(call, tainted):
+    """Whether a write call's values name a column (``QuerySet.update`` takes keywords alone:
+    a positional argument is a dict's or a set's ``update``)."""
+    keywords = call.keywords
+    values = [kw.value for kw in keywords] + ([] if call.func.attr == "update" else call.args)
+    words = [kw.arg for kw in keywords if kw.arg]
+    return _mentions(values, COLUMNS, tainted, words)
+
+
+def _own_nodes(scope):
+    """The nodes of ``scope``, less those of the functions defined in it (scopes of their own)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _tainted(nodes, attempt_rows=ATTEMPT_ROWS):
+    """The variables assigned from attempt rows, and those assigned from column names (or
+    from such variables), followed until nothing more is found."""
+    assignments = []
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            named = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            assignments.append((node.value, named))
+    rows, columns, size = set(), set(), -1
+    while size != len(rows) + len(columns):
+        size = len(rows) + len(columns)
+        for value, named in assignments:
+            if _mentions([value], attempt_rows, rows):
+                rows |= named
+            if _mentions([value], COLUMNS, columns):
+                columns |= named
+    return rows, columns
+
+
+def _row_sources(tree, scopes):
+    """The markers of attempt rows in a module: the known ones, and ``name(`` for each of
+    its functions returning them (``rows(model, db)`` in the module that defines it) and of
+    each name imported from the modules that read them."""
+    imported = {
+        f"{alias.asname or alias.name}(".lower()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(ROW_READERS)
+        for alias in node.names
+    }
+    markers = (*ATTEMPT_ROWS, *imported)
+    while True:
+        found = {
+            f"{scope.name.lower()}("
+            for scope in scopes
+            for node in _own_nodes(scope)
+            if isinstance(node, ast.Return)
+            and node.value is not None
+            and _mentions([node.value], markers, _tainted(list(_own_nodes(scope)), markers)[0])
+        }
+        if found <= set(markers):
+            return markers
+        markers = (*markers, *found)
+
+
+def writes(source, filename="<snippet>"):
+    """``(line, what)`` of each write of derived state in ``source``."""
+    found = []
+    tree = ast.parse(source, filename)
+    scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    attempt_rows = _row_sources(tree, scopes)
+    for scope in [tree, *scopes]:
+        nodes = list(_own_nodes(scope))
+        rows, columns = _tainted(nodes, attempt_rows)
+        for node in nodes:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            method = node.func.attr
+            if method == "update" and not node.keywords:  # a dict's or a set's
+                continue
+            if method in ROW_WRITES and _mentions([node.func.value], attempt_rows, rows):
+                found.append((node.lineno, f"attempt rows .{method}()"))
+            elif method in COLUMN_WRITES and _writes_columns(node, columns):
+                found.append((node.lineno, f"a workflow column .{method}()"))
+    return sorted(set(found))
+
+
+def modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if relative.parts[0] not in ALLOWED:
+            yield relative
+
+
+def test_no_module_outside_the_engine_writes_derived_state():
+    found = [
+        f"django_workflow/{module}:{line}: {what}"
+        for module in modules()
+        for line, what in writes((PACKAGE / module).read_text(), str(module))
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "violation",
+    [
+        "def f(rows): rows.update(next_due_at=None)",
+        "def f(rows, workflow): rows.update(**{workflow.state_attribute: 'done'})",
+        "def f(model, records): model.objects.bulk_update(records, [NEXT_DUE_AT])",
+        "def f(rows):\n    changes = {fired_column('a', 'b'): None}\n    rows.update(**changes)",
+        "def f(record): record.save(update_fields=[STATE_ENTERED_AT])",
+        "def f(model, db): retrying.rows(model, db).filter(halted=True).delete()",
+        "def f(model, db):\n    halted = retrying.rows(model, db)\n    halted.delete()",
+        "from .retrying import rows\ndef f(model, db): rows(model, db).update(halted=False)",
+        "def f(): WorkAttempt.objects.create(work='step:x')",
+        "def f(apps):\n    owed = apps.get_model('django_workflow', 'PendingEffect')\n"
+        "    owed.objects.filter(step='a').update(step='b')",
+    ],
+)
+def test_the_scan_sees_a_write(violation):
+    assert writes(violation)
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        "def f(model, db): return retrying.rows(model, db).filter(halted=True).exists()",
+        "def f(rows): return rows.filter(next_due_at__lte=now).values_list('pk')",
+        "def f(record): record.save(update_fields=['title'])",
+        "def f(rows): rows.update(title='x')",
+        "def f(fired, rows): fired.update(rows)",
+    ],
+)
+def test_the_scan_lets_reads_and_other_columns_be(reading):
+    assert writes(reading) == []
