@@ -23,7 +23,7 @@ from ..errors import (
     error_text,
 )
 from ..events import Event, Trigger
-from ..models import TransitionLog
+from ..models import TransitionLog, WorkflowVote
 from ..signals import entered_step, step_changed
 from . import owed_effects
 from .rescheduling import reschedule
@@ -47,7 +47,7 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
         if model.workflow.has_votes and model.workflow.state_attribute in changes:
-            _discard_votes([record.pk], model, db)
+            discard_votes([record.pk], model, db)
         _after_change(record, event, db)
     return record
 
@@ -132,7 +132,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
             _pre_save(model, with_values(instance, changes), changes, db)
     model._base_manager.using(db).filter(pk__in=pks).update(**changes)
     if model.workflow.has_votes and step is not None:
-        _discard_votes(pks, model, db)
+        discard_votes(pks, model, db)
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
         reschedule(model, pks, db)
     if signals:
@@ -153,11 +153,11 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     return pks
 
 
-def _discard_votes(pks: list[Any], model: Any, db: str) -> None:
+def discard_votes(pks: list[Any], model: Any, db: str) -> None:
     """A step change ends the stay its votes belong to (``quorum`` transitions)."""
-    from .votes import discard  # votes reads this module: imported when a model votes
-
-    discard(pks, model, db)
+    content_type = ContentType.objects.db_manager(db).get_for_model(model)
+    keys = [str(pk) for pk in pks]
+    WorkflowVote.objects.using(db).filter(content_type=content_type, object_id__in=keys).delete()
 
 
 def _save_signals(model: Any) -> bool:

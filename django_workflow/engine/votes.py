@@ -8,7 +8,7 @@ concurrent voters count one after another and exactly one of them moves the
 record; the unique constraint on the votes backs the count.
 
 A stay is named by the record's ``state_entered_at``, and its votes are
-discarded in the transaction of every step change (``discard``, called by the
+discarded in the transaction of every step change (``moves.discard_votes``, called by the
 moves): leaving the step by any transition, a veto included, begins another
 stay, whose count starts at zero. The log keeps every vote and retraction as a
 row with trigger ``vote``.
@@ -100,13 +100,6 @@ def voted(record: Any, transition: Any, actor: Any) -> bool:
         return False
     stay = getattr(record, STATE_ENTERED_AT)
     return _stay_votes(record, transition.name, stay).filter(actor_key=actor_key(actor)).exists()
-
-
-def discard(pks: list[Any], model: Any, db: str) -> None:
-    """Delete the votes of the records ``pks``: they left the stay the votes belong to."""
-    content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    keys = [str(pk) for pk in pks]
-    WorkflowVote.objects.using(db).filter(content_type=content_type, object_id__in=keys).delete()
 
 
 def _locked_stay(record: Any, guard: dict[str, Any]) -> Any:

@@ -38,6 +38,8 @@ class EntryWork(Work):
     row (see ``engine.effects``); no deadline, no fired column."""
 
     kind: WorkKind = field(init=False, default=WorkKind.EFFECT)
+    #: The step's ``time_limit``: its ``on_enter`` is stopped there too.
+    time_limit: timedelta | None = None
 
     queued = True
 
