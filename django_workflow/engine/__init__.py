@@ -9,14 +9,16 @@ signal and any follow-up work go out after commit.
 Rooms: ``moves`` writes a step change and announces it; ``routes`` chooses
 where an automatic step or a conditional transition leads; ``manual`` decides
 and runs a person's transition; ``saving`` is ``save()`` and creation;
-``running`` runs automatic steps and fires deadlines.
+``steps`` runs automatic steps, the records table as their queue; ``running``
+spends failed attempts and fires deadlines.
 """
 
 from ..errors import error_summary, error_text
 from .manual import Decision, available, decide, permits, run_transition
 from .moves import database, entry_changes, log_event, move, move_many
-from .running import ACTION_FAILURES, attempt_failed, fire, run_step
+from .running import ACTION_FAILURES, attempt_failed, fire
 from .saving import create_record, records_created, save_record, starting
+from .steps import run_step
 
 __all__ = [
     "ACTION_FAILURES",

@@ -26,7 +26,8 @@ from ..signals import work_fired
 from ..work import Work
 from . import effects
 from .moves import entry_changes, move_many
-from .running import fire, run_step
+from .running import fire
+from .steps import run_step
 
 logger = logging.getLogger(__name__)
 
