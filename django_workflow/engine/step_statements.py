@@ -3,7 +3,8 @@
 Each is one round trip: marking an attempt running (an ``INSERT`` whose unique key
 is the claim), locking a record in the entry the runner read (returning the whole
 row), forgetting the attempt, and the mark that a run of a step is queued (an
-upsert that only takes a mark nobody holds, or one whose lease ran out).
+upsert into ``QueuedRun`` that only takes a mark nobody holds, or one whose lease
+ran out).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connections
 
 from ..columns import STATE_ENTERED_AT
-from ..models import WorkAttempt
+from ..models import QueuedRun, WorkAttempt
 from ..retrying import NOT_RUNNING, holder, lease
 
 _sql: dict[tuple[Any, ...], Any] = {}
 #: The attempt row's unique key.
 KEY = ("content_type", "object_id", "work")
-#: The mark of a queued run: an attempt row of no record.
-QUEUED_OBJECT = ""
+#: The queued mark's columns, its unique key first.
+MARK = ("content_type", "step", "alive_until")
 
 
 def content_type_id(model: Any, db: str) -> int:
@@ -59,51 +60,44 @@ def start_first_attempt(
 def queue_mark(model: Any, step: str, clock: datetime, lasting: timedelta, db: str) -> bool:
     """Take the mark that a run of ``step`` is queued, for ``lasting``; ``False`` when
     someone holds it (its run is queued or running) and its lease has not run out."""
-    values = _mark(model, step, clock, clock + lasting, db)
     quote = connections[db].ops.quote_name
-    table = quote(WorkAttempt._meta.db_table)
+    table = quote(QueuedRun._meta.db_table)
     taken = (
-        f"DO UPDATE SET {quote('alive_until')} = excluded.{quote('alive_until')}, "
-        f"{quote('updated_at')} = excluded.{quote('updated_at')} "
-        f"WHERE {table}.{quote('alive_until')} < excluded.{quote('updated_at')}"
+        f"DO UPDATE SET {quote('alive_until')} = excluded.{quote('alive_until')} "
+        f"WHERE {table}.{quote('alive_until')} < %s"
     )
-    return _insert(db, values, taken) == 1
+    until = _stamp(clock + lasting, db)
+    return _mark(model, step, until, taken, [_stamp(clock, db)], db) == 1
 
 
 def renew_mark(model: Any, step: str, clock: datetime, lasting: timedelta, db: str) -> None:
     """Hold the mark for ``lasting`` more, whoever held it (a run queues its follow-up)."""
-    values = _mark(model, step, clock, clock + lasting, db)
     quote = connections[db].ops.quote_name
-    renewed = (
-        f"DO UPDATE SET {quote('alive_until')} = excluded.{quote('alive_until')}, "
-        f"{quote('updated_at')} = excluded.{quote('updated_at')}"
-    )
-    _insert(db, values, renewed)
+    renewed = f"DO UPDATE SET {quote('alive_until')} = excluded.{quote('alive_until')}"
+    _mark(model, step, _stamp(clock + lasting, db), renewed, [], db)
 
 
 def drop_mark(model: Any, step: str, db: str) -> None:
-    delete_attempt(model, QUEUED_OBJECT, queued_work(step), db)
+    QueuedRun.objects.using(db).filter(
+        content_type_id=content_type_id(model, db), step=step
+    ).delete()
 
 
-def queued_work(step: str) -> str:
-    return f"queued:{step}"
+def _stamp(instant: datetime, db: str) -> Any:
+    return connections[db].ops.adapt_datetimefield_value(instant)
 
 
-def _mark(model: Any, step: str, clock: datetime, until: datetime, db: str) -> dict[str, Any]:
-    return {
-        "content_type_id": content_type_id(model, db),
-        "object_id": QUEUED_OBJECT,
-        "work": queued_work(step),
-        "round_key": clock,
-        "attempts": 0,
-        "interruptions": 0,
-        "retry_at": None,
-        "halted": False,
-        "last_error": "",
-        **NOT_RUNNING,
-        "alive_until": until,
-        "updated_at": clock,
-    }
+def _mark(model: Any, step: str, until: Any, on_conflict: str, extra: list[Any], db: str) -> int:
+    quote = connections[db].ops.quote_name
+    meta = QueuedRun._meta
+    columns = ", ".join(quote(meta.get_field(name).column) for name in MARK)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s) "
+        f"ON CONFLICT ({columns[: columns.rindex(',')]}) {on_conflict}"
+    )
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, [content_type_id(model, db), step, until, *extra])
+        return cursor.rowcount
 
 
 def _insert(db: str, values: dict[str, Any], on_conflict: str) -> int:
