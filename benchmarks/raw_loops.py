@@ -8,6 +8,7 @@ listed by ``BENCH_SHOW_SQL=1``: the step, the entry instant (or the fired column
 ``next_due_at``), and one log row with every column the engine's log INSERT names.
 """
 
+import contextlib
 import sqlite3
 from datetime import UTC, datetime
 
@@ -77,34 +78,82 @@ class Driver:
         self.connection.close()
 
 
+ATTEMPTS = "django_workflow_workattempt"
+#: The attempt row's columns as the engine writes a first attempt marked running.
+ATTEMPT_COLUMNS = (
+    "content_type_id, object_id, work, round_key, attempts, interruptions, retry_at, halted, "
+    "last_error, holder, pid, running_since, seen_at, alive_until, updated_at"
+)
+ATTEMPT_VALUES = "0, 0, NULL, false, '', 'raw', 1, %s, %s, %s, %s"
+
+
 def automatic_steps(driver, table, content_type, pipelined=False):
-    """Run every record waiting in ``auto``: claim one (``FOR UPDATE SKIP LOCKED``, the
-    entry instant read in the lock), the no-op action, move it to ``done`` guarded by
-    step and entry, log it, commit. Pipelined: the claim is one round trip, the writes
-    and the commit a second."""
+    """Run every record waiting in ``auto`` with the engine's writes and guarantees: claim
+    one and mark its attempt running, committed before the action (``FOR UPDATE SKIP
+    LOCKED`` in an ``INSERT ... SELECT ... ON CONFLICT DO NOTHING RETURNING`` on
+    PostgreSQL); then lock it in that entry, the no-op action, move it to ``done``, log
+    it, delete the attempt, commit. Pipelined: three round trips, the claim, the lock, and
+    the writes with the commit (libpq's trace counts two: the lock waits for its rows
+    without a Sync)."""
+    work = "'step:auto'"
+    pending = (
+        f"NOT EXISTS (SELECT 1 FROM {ATTEMPTS} a WHERE a.content_type_id = {content_type} "
+        f"AND a.object_id = CAST(t.id AS VARCHAR(20)) AND a.work = {work})"
+    )
+    pick = (
+        f"SELECT t.id, t.state_entered_at FROM {table} t WHERE t.state = 'auto' AND {pending} "
+        f"ORDER BY t.state_entered_at LIMIT 1{driver.lock()}"
+    )
     claim = (
-        f"SELECT id, state_entered_at FROM {table} WHERE state = 'auto' "
-        f"ORDER BY state_entered_at LIMIT 1{driver.lock()}"
+        f"INSERT INTO {ATTEMPTS} ({ATTEMPT_COLUMNS}) SELECT {content_type}, "
+        f"CAST(p.id AS VARCHAR(20)), {work}, p.state_entered_at, {ATTEMPT_VALUES} "
+        f"FROM ({pick}) p ON CONFLICT (content_type_id, object_id, work) DO NOTHING "
+        "RETURNING object_id, round_key"
     )
-    update = (
-        f"UPDATE {table} SET state = 'done', state_entered_at = %s "
-        "WHERE id = %s AND state = 'auto' AND state_entered_at = %s"
+    lock = f"SELECT * FROM {table} WHERE id = %s AND state = 'auto' AND state_entered_at = %s" + (
+        " FOR UPDATE" if driver.vendor == "postgresql" else ""
     )
+    update = f"UPDATE {table} SET state = 'done', state_entered_at = %s WHERE id = %s"
+    forget = (
+        f"DELETE FROM {ATTEMPTS} WHERE content_type_id = %s AND object_id = %s AND work = {work}"
+    )
+
+    # Pipelined, each block ends with a Sync: the claim commits on its own (autocommit),
+    # and the writes after the lock go with the COMMIT.
+    synced = driver.connection.pipeline if pipelined else contextlib.nullcontext
 
     def step(cursor):
-        driver.begin(cursor)
-        row = driver.execute(cursor, claim).fetchone()
-        if row is None:
-            driver.commit(cursor)
-            return False
-        pk, entered = row
         at = driver.stamp(now())
-        driver.execute(cursor, update, (at, pk, entered))
-        log = (content_type, str(pk), "auto", "done", "work", "automatic", at, entered, "", 1)
-        driver.execute(cursor, LOG_INSERT, log)
-        driver.commit(cursor)
+        lease = driver.stamp(now().replace(year=now().year + 1))
+        if driver.vendor == "postgresql":
+            with synced():
+                row = driver.execute(cursor, claim, (at, at, lease, at)).fetchone()
+            if row is None:
+                return False
+            key, entered = row
+            pk = int(key)
+        else:
+            row = driver.execute(cursor, pick).fetchone()
+            if row is None:
+                return False
+            pk, entered = row
+            key = str(pk)
+            insert = f"INSERT INTO {ATTEMPTS} ({ATTEMPT_COLUMNS}) VALUES (%s, %s, {work}, %s, "
+            insert += f"{ATTEMPT_VALUES})".replace("false", "0")
+            driver.execute(cursor, insert, (content_type, key, entered, at, at, lease, at))
+        with synced():
+            cursor.execute("BEGIN IMMEDIATE" if driver.vendor == "sqlite" else "BEGIN")
+            driver.execute(cursor, lock, (pk, entered)).fetchone()
+            at = driver.stamp(now())
+            driver.execute(cursor, update, (at, pk))
+            log = (content_type, key, "auto", "done", "work", "automatic", at, entered, "", 1)
+            driver.execute(cursor, LOG_INSERT, log)
+            driver.execute(cursor, forget, (content_type, key))
+            cursor.execute("COMMIT")
         return True
 
+    if driver.vendor == "postgresql":
+        driver.connection.autocommit = True
     return _drain(driver, step, pipelined)
 
 

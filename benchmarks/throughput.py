@@ -8,11 +8,12 @@ the per-round ratios [min-max]) and the target beside it:
    django-q2 worker), ``BENCH_AUTO`` records entering an automatic step whose
    action does nothing (``bulk_create``), timed from the entry's commit until every
    record has moved on (the worker is started and ready before, stopped after).
-   ``engine run_step``: the step body in this process, ``engine.run_step`` over
-   ``BENCH_AUTO_BODY`` records waiting in the step. ``raw prepared`` / ``raw
+   ``engine run_steps``: the run's body in this process, ``engine.steps.run_steps``
+   over ``BENCH_AUTO_BODY`` records waiting in the step. ``raw prepared`` / ``raw
    pipelined``: the same records run by ``raw_loops.automatic_steps`` (psycopg 3,
-   the records table as the queue, ``FOR UPDATE SKIP LOCKED``). Targets: worker
-   >= 1,000/s, and >= 0.7x the hand-written body.
+   the records table as the queue, ``FOR UPDATE SKIP LOCKED``, the attempt row
+   marked running and committed before the action, as the engine does). Targets:
+   worker >= 1,000/s, and >= 0.7x the hand-written body.
 2. Action timeouts. ``worker``: ``BENCH_DUE`` records due when the worker starts;
    its rate is taken over its log rows (first to last fired), so the wait for its
    first poll is not in it. ``engine poll``: ``polling.poll`` in this process.

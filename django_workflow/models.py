@@ -286,3 +286,21 @@ class WorkflowVote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_repr} for {self.transition} on {self.object_id}"
+
+
+class QueuedRun(models.Model):
+    """A run of one automatic step of one model is queued or running: entries into the
+    step queue no other until the run finds nothing left and drops this row (or its
+    lease, ``alive_until``, runs out: the run was lost)."""
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    step = models.CharField(max_length=100)
+    alive_until = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["content_type", "step"], name="workflow_queued_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.content_type.model}.{self.step} queued"

@@ -4,8 +4,8 @@ SQLite lets one connection write at a time; another writer (a web request)
 waits in SQLite's busy handler, which retries after 1, 3, 8, 18, 33, 53, 78,
 103 and 128 ms (never more than 25 ms apart until then), at 178 and 228 ms,
 then every 100 ms. A worker whose processes write back to back keeps winning
-that race. So on SQLite each record the worker works on (an automatic step's
-task, an on-enter effect, a record fired by a poll, a batch of the start-up
+that race. So on SQLite each record the worker works on (a record of an
+automatic step's run, an on-enter effect, a record fired by a poll, a batch of the start-up
 recompute) is a turn taken through a lock file beside the database: one turn
 of any of the worker's processes at a time, as SQLite would have it anyway.
 Once turns have followed each other for ``BURST`` without a break, the next

@@ -2,7 +2,8 @@
 
 The engine does not import this module: it announces every entry into a
 step (``entered_step``), and ``queue_entered`` queues the step's work after
-commit when the step is automatic. Nor does this module import the engine
+commit when the step is automatic: one run per step, not per record, and only
+when none is queued or running already. Nor does this module import the engine
 or firing on import (only the tasks that run them do): the app connects its
 receivers while Django loads, ``manage.py check`` included.
 
@@ -27,6 +28,7 @@ from .pacing import paced
 from .work import names
 
 TASK = "django_workflow.queueing.run_automatic_step"
+STEPS_TASK = "django_workflow.queueing.run_automatic_steps"
 ENTRY_TASK = "django_workflow.queueing.run_entry"
 
 logger = logging.getLogger(__name__)
@@ -42,7 +44,7 @@ def queue_entered(sender: Any, pk: Any, step: str, **kwargs: Any) -> None:
     if declared.on_enter is not None:
         _queue_or_leave_to_the_poll(enqueue_entry, sender, pk, step, "on_enter")
     if declared.is_automatic:
-        _queue_or_leave_to_the_poll(enqueue_step, sender, pk, step, "action")
+        _queue_or_leave_to_the_poll(enqueue_entered_step, sender, pk, step, "action")
 
 
 def _queue_or_leave_to_the_poll(enqueue: Any, model: Any, pk: Any, step: str, what: str) -> None:
@@ -103,9 +105,63 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
     )
 
 
+def enqueue_entered_step(model_label: str, pk: Any, step: str, queue: str) -> None:
+    """A record entered automatic step ``step``: queue a run of the step unless one is
+    queued or running already (it finds the record: the records table is the queue)."""
+    from .engine import steps
+
+    model = apps.get_model(model_label)
+    if steps.want_run(model, step):
+        _enqueue_run(model, step, queue)
+
+
+def enqueue_steps(model: Any, step: str) -> None:
+    """Queue a run of automatic step ``step`` whether or not one is queued (the poll's
+    safety net: the queued one may have been lost)."""
+    from .engine import steps
+
+    steps.queued_anyway(model, step)
+    _enqueue_run(model, step, model.workflow.queue)
+
+
+def _enqueue_run(model: Any, step: str, queue: str) -> None:
+    """Queue ``run_automatic_steps``; the mark is given back when the broker refuses it.
+
+    Its timeout covers the run's budget and one action's ``time_limit`` on top;
+    each action is held to its ``time_limit`` by the run itself.
+    """
+    from django_q.tasks import async_task
+
+    from .engine import steps
+
+    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
+    work = model.workflow.work(names.step_work(step))
+    if work.time_limit is not None:
+        options["timeout"] = math.ceil(steps.BUDGET + work.time_limit.total_seconds()) + 5
+    label = model._meta.label
+    try:
+        async_task(STEPS_TASK, label, step, task_name=f"workflow:{label}:{step}", q_options=options)
+    except Exception:
+        steps.not_queued(model, step)
+        raise
+
+
+def run_automatic_steps(model_label: str, step: str) -> int:
+    """The django-q2 task of an automatic step: run the records waiting in it, a turn per
+    record on SQLite, and queue a follow-up when some are left; how many moved on."""
+    from .engine import steps
+
+    model = apps.get_model(model_label)
+    moved, more = steps.run_queued(model, step)
+    if more:
+        _enqueue_run(model, step, model.workflow.queue)
+    return moved
+
+
 @paced(_database)
 def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
-    """The django-q2 task for an automatic step; see ``engine.run_step``."""
+    """The django-q2 task for one record's automatic step (an interrupted attempt
+    recovered, a halted one retried); see ``engine.run_step``."""
     from .engine import run_step
 
     _time_limit_raises_our_error()

@@ -77,6 +77,8 @@ Q_CLUSTER = {
     "timeout": 60,
     "retry": 300,
 }
+if os.environ.get("WORKFLOW_Q_WORKERS"):  # django-q2 runs one per core otherwise
+    Q_CLUSTER["workers"] = int(os.environ["WORKFLOW_Q_WORKERS"])
 if os.environ.get("WORKFLOW_BROKER") == "redis":
     # django-q2 picks the Redis broker when no other broker is configured.
     del Q_CLUSTER["orm"]

@@ -16,6 +16,7 @@ from django_q.conf import Conf
 from django_q.models import OrmQ
 
 from django_workflow.bulk import BATCH_SIZE
+from django_workflow.engine.steps import run_steps
 from tests.testapp.models import Candidate, Shipment, Ticket
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,7 +52,9 @@ def test_every_record_enters_an_automatic_step_and_its_action_is_queued():
     outcomes = Candidate.objects.all().transition("rescreen", actor=recruiter)
     assert outcomes == dict.fromkeys(keys, "screening")
     assert Candidate.objects.filter(state="screening").count() == MANY
-    assert tasks("run_automatic_step") == MANY
+    assert tasks("run_automatic_steps") == 1  # one run of the step takes every record
+    assert run_steps(Candidate, "screening", budget=600) == (MANY, False)
+    assert not Candidate.objects.filter(state="screening").exists()
 
 
 def test_every_record_enters_a_step_with_an_effect_and_each_effect_is_queued():

@@ -51,7 +51,7 @@ def changes():
 
 def queued():
     """(model label, step) of every automatic step waiting on the broker."""
-    return sorted((task.task["args"][0], task.task["args"][2]) for task in OrmQ.objects.all())
+    return sorted(tuple(task.task["args"]) for task in OrmQ.objects.all())
 
 
 def logged(record):

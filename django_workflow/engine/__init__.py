@@ -9,11 +9,12 @@ signal and any follow-up work go out after commit.
 Rooms: ``moves`` writes a step change and announces it; ``routes`` chooses
 where an automatic step or a conditional transition leads; ``manual`` decides
 and runs a person's transition; ``votes`` counts the votes of ``quorum``
-transitions; ``saving`` is ``save()`` and creation;
-``running`` runs automatic steps and fires deadlines; ``firing`` picks the due
-records and hands them over; ``attempts`` writes attempt rows, ``rescheduling``
-the stored due instants, ``owed_effects`` the effects an entry owes, and
-``effects`` runs them; ``recovery`` brings back what a dead worker held.
+transitions; ``saving`` is ``save()`` and creation; ``steps`` runs automatic
+steps, the records table as their queue; ``running`` spends failed attempts and
+fires deadlines; ``firing`` picks the due records and hands them over;
+``attempts`` writes attempt rows, ``rescheduling`` the stored due instants,
+``owed_effects`` the effects an entry owes, and ``effects`` runs them;
+``recovery`` brings back what a dead worker held.
 """
 
 from ..errors import error_summary, error_text
@@ -21,8 +22,9 @@ from .attempts import retry_halted
 from .manual import Decision, available, decide, permits, run_transition
 from .moves import database, entry_changes, log_event, move, move_many
 from .rescheduling import reschedule
-from .running import ACTION_FAILURES, attempt_failed, fire, run_step
+from .running import ACTION_FAILURES, attempt_failed, fire
 from .saving import create_record, records_created, save_record, starting
+from .steps import run_step
 
 __all__ = [
     "ACTION_FAILURES",

@@ -27,7 +27,8 @@ from ..work import Work
 from . import effects
 from .moves import entry_changes, move_many
 from .rescheduling import reschedule
-from .running import fire, run_step
+from .running import fire
+from .steps import run_step
 
 logger = logging.getLogger(__name__)
 

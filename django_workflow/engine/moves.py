@@ -52,6 +52,36 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     return record
 
 
+def move_locked(record: Any, changes: dict[str, Any], event: Event) -> Any:
+    """``move`` for a row the caller's transaction holds locked, read in ``event.from_state``
+    entered at ``event.from_state_entered_at``: one UPDATE compiled once per model, no
+    savepoint, no re-check. ``move`` itself when save signals go out or ``changes`` reach a
+    column outside the workflow's table."""
+    model = type(record)
+    if _save_signals(model) or not _on_workflow_table(model, changes):
+        guard = {
+            model.workflow.state_attribute: event.from_state,
+            STATE_ENTERED_AT: event.from_state_entered_at,
+        }
+        return move(record, guard, changes, event)
+    if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
+        changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
+    db = database(record)
+    statements.update_row(model, record.pk, changes, db)
+    apply(record, changes)
+    if model.workflow.has_votes and model.workflow.state_attribute in changes:
+        discard_votes([record.pk], model, db)
+    _after_change(record, event, db)
+    return record
+
+
+def _on_workflow_table(model: Any, changes: dict[str, Any]) -> bool:
+    """Whether every column in ``changes`` sits on the table holding the step."""
+    meta = model._meta
+    owner = meta.get_field(model.workflow.state_attribute).model
+    return all(meta.get_field(name).model is owner for name in changes)
+
+
 def write(rows: Any, changes: dict[str, Any], db: str) -> int:
     """``UPDATE`` the row ``rows`` selects with ``changes``, between one ``pre_save`` and
     one ``post_save`` naming every column written (unless ``Workflow.save_signals`` is off).

@@ -1,4 +1,5 @@
-"""Automatic steps and firing: attempts, failures, retries and what a deadline does."""
+"""Failures, retries and firing: what a spent attempt leads to, and what a deadline does
+(automatic steps run in ``steps``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,12 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from django.db import router, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from .. import due_instants, probes, rearming, retrying, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from ..compiled import CompiledWorkflow
 from ..errors import (
-    NoRouteMatched,
     TimeLimitExceeded,
     error_summary,
     error_text,
@@ -22,7 +21,7 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
-from ..work import Work, names
+from ..work import Work
 from . import attempts
 from .moves import (
     apply,
@@ -37,97 +36,12 @@ from .moves import (
     write,
 )
 from .rescheduling import postpone
-from .routes import choose_route
 
 logger = logging.getLogger("django_workflow.engine")
 
 
 #: What an action may raise and still count as a failed attempt (a time limit included).
 ACTION_FAILURES = (Exception, TimeLimitExceeded)
-
-
-def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> str | None:
-    """Run automatic step ``step`` for the record ``pk`` if it is still there.
-
-    The attempt is marked running first, in a transaction of its own. Then the
-    action, the route it leads to and the new step commit together. An
-    exception, a route miss or the time limit rolls the action back and spends
-    the attempt: it is retried per the step's ``Retry``, and when the attempts
-    run out the record takes ``on_error`` or stays, halted. A stop or a crash
-    spends nothing: the attempt is released and runs again. Returns the step
-    the record moved to, or ``None`` when it did not move.
-    """
-    workflow: CompiledWorkflow = model.workflow
-    declared = workflow.steps.get(step)
-    if declared is None or not declared.is_automatic:
-        return None
-    work = workflow.work(names.step_work(step))
-    now = now or timezone.now()
-    db = router.db_for_write(model)
-    rows = model._base_manager.using(db).filter(pk=pk, **{workflow.state_attribute: step})
-    entered = rows.values_list(STATE_ENTERED_AT, flat=True).first()
-    if entered is None:  # moved on, or gone, since it was queued
-        return None
-    claim = attempts.start_attempt(model, pk, work, entered, now, db)
-    if claim is None:
-        return None
-    in_round = rows.filter(**{STATE_ENTERED_AT: entered})
-    settled = False
-    try:
-        if claim.failure is not None:  # interrupted too often, or past its time limit
-            target = _fail_attempt(in_round, pk, work, claim.number, claim.failure, db)
-        else:
-            target = _run_action(in_round, pk, work, claim.number, db)
-        settled = True
-        return target
-    finally:
-        if not settled:  # stopped, or the failure could not be recorded: not spent
-            _release(model, pk, work, db)
-
-
-def _run_action(rows: Any, pk: Any, work: Work, attempt: int, db: str) -> str | None:
-    """The action, the route and the move in one transaction; a failure spends the attempt."""
-    model, step = rows.model, work.step
-    workflow: CompiledWorkflow = model.workflow
-    try:
-        with transaction.atomic(using=db):
-            record = rows.select_for_update().first()
-            if record is None:
-                attempts.forget(model, pk, work, db)
-                return None
-            entered = getattr(record, STATE_ENTERED_AT)
-            with collecting(record):
-                getattr(record, work.action)()
-                target = choose_route(workflow.steps[step].routes, record, db)
-                if target is None:
-                    raise NoRouteMatched(record, work.action, step)
-                saved = saved_by(record)
-            attempts.forget(model, pk, work, db)
-            guard = {workflow.state_attribute: step, STATE_ENTERED_AT: entered}
-            event = Event(step, target, work.action, Trigger.AUTOMATIC, attempt=attempt)
-            changes = {**saved, **entry_changes(workflow, target, timezone.now())}
-            move(record, guard, changes, event)
-        return target
-    except ACTION_FAILURES as error:
-        return _fail_attempt(rows, pk, work, attempt, error, db)
-
-
-def _release(model: Any, pk: Any, work: Work, db: str) -> None:
-    try:
-        attempts.release(model, pk, work, db)
-    except Exception:  # the heartbeat expires it in time all the same
-        logger.exception("%s %s: could not release %s", model._meta.label, pk, work.name)
-
-
-def _fail_attempt(
-    rows: Any, pk: Any, work: Work, attempt: int, error: BaseException, db: str
-) -> str | None:
-    with transaction.atomic(using=db):
-        record = rows.select_for_update().first()  # as stored, without the action's changes
-        if record is None:
-            attempts.forget(rows.model, pk, work, db)
-            return None
-        return attempt_failed(record, work, attempt, error, db)
 
 
 def attempt_failed(

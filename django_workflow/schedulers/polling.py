@@ -6,9 +6,9 @@ question ("is a deadline due?") and fires only what is. One django-q2 task a
 tick serves every model, so the worker's idle cost barely grows with the
 number of models, and not at all with the number of deadlines.
 
-Automatic steps are queued the moment a record enters them; their poll is
-the safety net: it queues a step for records that have waited longer than
-``STEP_GRACE`` with no attempt under way.
+Automatic steps are queued the moment a record enters them (one run per
+step); their poll is the safety net: it queues a run of a step in which
+records have waited longer than ``STEP_GRACE`` with no attempt under way.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from django.utils import timezone
 from .. import probes, retrying
 from ..columns import STATE_ENTERED_AT
 from ..engine.firing import named, run_due, run_work
-from ..queueing import enqueue_step
+from ..queueing import enqueue_steps
 from ..work import EntryWork, StepWork, Work
 from .base import Scheduler
 from .registry import POLLING
@@ -197,11 +197,12 @@ def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, ...]:
 
 
 def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: int = 1000) -> int:
-    """Queue up to ``limit`` records that waited in an automatic step past the grace with
-    no attempt running, backing off or halted: the query leaves those out, so however
-    many records are halted, the ones that need queueing are reached. A record whose
-    retry is due is queued at the first poll from its ``retry_at`` (what the admin and
-    the log announce), grace or not: its failed attempt left no task in flight."""
+    """Queue a run of the step when records waited in it past the grace with no attempt
+    running, backing off or halted (up to ``limit`` are counted and named): the query
+    leaves those out, so however many records are halted, the ones waiting are reached.
+    A record whose retry is due is queued at the first poll from its ``retry_at`` (what
+    the admin and the log announce), grace or not: its failed attempt left no task in
+    flight."""
     attempts = retrying.rows(model, db).filter(
         work=work.name,
         object_id=Cast(OuterRef("pk"), CharField()),
@@ -215,8 +216,7 @@ def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: i
         Q(**{f"{STATE_ENTERED_AT}__lte": now - STEP_GRACE}) | Exists(retry_due)
     )
     waiting = list(rows.exclude(Exists(busy)).values_list("pk", flat=True)[:limit])
-    if waiting:
+    if waiting:  # one run takes them all, and whatever else waits in the step
         logger.info("%s: %s queued again for %s", model._meta.label, work.name, named(waiting))
-    for pk in waiting:
-        enqueue_step(model._meta.label, pk, work.step, work.queue)
+        enqueue_steps(model, work.step)
     return len(waiting)

@@ -1,0 +1,184 @@
+"""The automatic-step runner's statements, compiled once per model and database.
+
+Each is one round trip: marking an attempt running (an ``INSERT`` whose unique key
+is the claim), locking a record in the entry the runner read (returning the whole
+row), forgetting the attempt, and the mark that a run of a step is queued (an
+upsert into ``QueuedRun`` that only takes a mark nobody holds, or one whose lease
+ran out).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections
+
+from ..columns import STATE_ENTERED_AT
+from ..models import QueuedRun, WorkAttempt
+from ..retrying import NOT_RUNNING, holder, lease
+
+_sql: dict[tuple[Any, ...], Any] = {}
+#: The attempt row's unique key.
+KEY = ("content_type", "object_id", "work")
+#: The queued mark's columns, its unique key first.
+MARK = ("content_type", "step", "alive_until")
+
+
+def content_type_id(model: Any, db: str) -> int:
+    return ContentType.objects.db_manager(db).get_for_model(model).pk
+
+
+def start_first_attempt(
+    model: Any, pk: Any, work: Any, entered: datetime, clock: datetime, db: str
+) -> bool:
+    """Mark attempt 1 of ``work`` running for ``pk``, committed at once; ``False`` when
+    the record has an attempt row already (another run took it meanwhile)."""
+    values = {
+        "content_type_id": content_type_id(model, db),
+        "object_id": str(pk),
+        "work": work.name,
+        "round_key": entered,
+        "attempts": 0,
+        "interruptions": 0,
+        "retry_at": None,
+        "halted": False,
+        "last_error": "",
+        **NOT_RUNNING,
+        "holder": holder(),
+        "pid": os.getpid(),
+        "running_since": clock,
+        "seen_at": clock,
+        "alive_until": clock + lease(work.time_limit),
+        "updated_at": clock,
+    }
+    return _insert(db, values, "DO NOTHING") == 1
+
+
+def queue_mark(model: Any, step: str, clock: datetime, lasting: timedelta, db: str) -> bool:
+    """Take the mark that a run of ``step`` is queued, for ``lasting``; ``False`` when
+    someone holds it (its run is queued or running) and its lease has not run out."""
+    quote = connections[db].ops.quote_name
+    table = quote(QueuedRun._meta.db_table)
+    taken = (
+        f"DO UPDATE SET {quote('alive_until')} = excluded.{quote('alive_until')} "
+        f"WHERE {table}.{quote('alive_until')} < %s"
+    )
+    until = _stamp(clock + lasting, db)
+    return _mark(model, step, until, taken, [_stamp(clock, db)], db) == 1
+
+
+def renew_mark(model: Any, step: str, clock: datetime, lasting: timedelta, db: str) -> None:
+    """Hold the mark for ``lasting`` more, whoever held it (a run queues its follow-up)."""
+    quote = connections[db].ops.quote_name
+    renewed = f"DO UPDATE SET {quote('alive_until')} = excluded.{quote('alive_until')}"
+    _mark(model, step, _stamp(clock + lasting, db), renewed, [], db)
+
+
+def drop_mark(model: Any, step: str, db: str) -> None:
+    QueuedRun.objects.using(db).filter(
+        content_type_id=content_type_id(model, db), step=step
+    ).delete()
+
+
+def _stamp(instant: datetime, db: str) -> Any:
+    return connections[db].ops.adapt_datetimefield_value(instant)
+
+
+def _mark(model: Any, step: str, until: Any, on_conflict: str, extra: list[Any], db: str) -> int:
+    quote = connections[db].ops.quote_name
+    meta = QueuedRun._meta
+    columns = ", ".join(quote(meta.get_field(name).column) for name in MARK)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s) "
+        f"ON CONFLICT ({columns[: columns.rindex(',')]}) {on_conflict}"
+    )
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, [content_type_id(model, db), step, until, *extra])
+        return cursor.rowcount
+
+
+def _insert(db: str, values: dict[str, Any], on_conflict: str) -> int:
+    key = ("insert", db, on_conflict)
+    if key not in _sql:
+        _sql[key] = _insert_sql(db, on_conflict)
+    sql, fields = _sql[key]
+    connection = connections[db]
+    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _insert_sql(db: str, on_conflict: str) -> tuple[str, list[Any]]:
+    meta = WorkAttempt._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    quote = connections[db].ops.quote_name
+    columns = ", ".join(quote(field.column) for field in fields)
+    values = ", ".join(["%s"] * len(fields))
+    unique = ", ".join(quote(meta.get_field(name).column) for name in KEY)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({values}) "
+        f"ON CONFLICT ({unique}) {on_conflict}"
+    )
+    return sql, fields
+
+
+def delete_attempt(model: Any, object_id: str, work_name: str, db: str) -> None:
+    """Forget the attempt row of ``work_name`` for ``object_id``."""
+    key = ("delete", db)
+    if key not in _sql:
+        meta = WorkAttempt._meta
+        quote = connections[db].ops.quote_name
+        where = " AND ".join(f"{quote(meta.get_field(name).column)} = %s" for name in KEY)
+        _sql[key] = f"DELETE FROM {quote(meta.db_table)} WHERE {where}"
+    with connections[db].cursor() as cursor:
+        cursor.execute(_sql[key], [content_type_id(model, db), object_id, work_name])
+
+
+def locked_entry(model: Any, step: str, pk: Any, entered: datetime, db: str) -> Any:
+    """The record ``pk`` locked for the caller's transaction, if it is still in ``step``
+    since ``entered``; ``None`` when it moved on or is gone."""
+    key = ("locked", model, db)
+    connection = connections[db]
+    meta = model._meta
+    params = [
+        meta.pk.get_db_prep_value(meta.pk.to_python(pk), connection),
+        step,
+        meta.get_field(STATE_ENTERED_AT).get_db_prep_value(entered, connection),
+    ]
+    if key not in _sql:
+        compiled = _locked_sql(model, step, pk, entered, db)
+        if compiled[1] != params:  # the backend bound them in another order: compile each time
+            return _read(model, compiled, db)
+        _sql[key] = compiled
+    sql, _, columns, converters, fields = _sql[key]
+    return _read(model, (sql, params, columns, converters, fields), db)
+
+
+def _locked_sql(model: Any, step: str, pk: Any, entered: datetime, db: str) -> tuple[Any, ...]:
+    """The locking ``SELECT`` as Django writes it (joined parents included), with the
+    converters its columns need and the names ``from_db`` takes them by."""
+    rows = model._base_manager.db_manager(db).select_for_update()
+    rows = rows.filter(pk=pk).filter(**{model.workflow.state_attribute: step})
+    rows = rows.filter(**{STATE_ENTERED_AT: entered})
+    compiler = rows.query.get_compiler(using=db)
+    sql, params = compiler.as_sql()
+    selected = [column for column, _, _ in compiler.select]
+    converters = compiler.get_converters(selected)
+    names = [selected[index].target.attname for index in compiler.klass_info["select_fields"]]
+    return sql, list(params), compiler, converters, names
+
+
+def _read(model: Any, compiled: tuple[Any, ...], db: str) -> Any:
+    sql, params, compiler, converters, names = compiled
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    if converters:
+        row = next(iter(compiler.apply_converters([row], converters)))
+    return model.from_db(db, names, tuple(row[: len(names)]))
