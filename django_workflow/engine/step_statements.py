@@ -18,7 +18,8 @@ from django.db import connections
 
 from ..columns import STATE_ENTERED_AT
 from ..models import QueuedRun, WorkAttempt
-from ..retrying import NOT_RUNNING, holder, lease
+from ..retrying import holder, lease
+from .attempts import NOT_RUNNING
 
 _sql: dict[tuple[Any, ...], Any] = {}
 #: The attempt row's unique key.
