@@ -16,11 +16,6 @@ the index of due rows.
 from __future__ import annotations
 
 import logging
-import signal
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,7 +25,7 @@ from django.utils import timezone
 from .. import probes, retrying, stopping
 from ..columns import ON_ENTER
 from ..conf import workflow_settings
-from ..errors import TimeLimitExceeded, error_summary, error_text
+from ..errors import error_summary, error_text
 from ..events import Event, Trigger
 from ..models import PendingEffect
 from ..pacing import turn
@@ -41,6 +36,7 @@ from .attempts import interrupted_again
 from .moves import field_values, log_event
 from .owed_effects import BATCH_SIZE
 from .running import ACTION_FAILURES, _log_failure, _next_attempt, _send_after_commit
+from .time_limits import time_limited
 
 logger = logging.getLogger(__name__)
 
@@ -181,35 +177,6 @@ def _run(model: Any, effect: int, db: str) -> bool:
 
 def _gone(model: Any, row: PendingEffect, db: str) -> bool:
     return not model._base_manager.using(db).filter(pk=row.object_id).exists()
-
-
-@contextmanager
-def time_limited(limit: timedelta | None) -> Iterator[None]:
-    """Raise ``TimeLimitExceeded`` in the block once ``limit`` has passed (SIGALRM, in the
-    main thread where there is one); a timer armed before (django-q2's task timeout) is
-    put back with what is left of it."""
-    if limit is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise TimeLimitExceeded(f"the attempt ran past its time limit ({limit})")
-
-    try:
-        before = signal.signal(signal.SIGALRM, stop)
-    except (AttributeError, ValueError):  # no SIGALRM here (Windows)
-        yield
-        return
-    started = time.monotonic()
-    outer, _interval = signal.setitimer(signal.ITIMER_REAL, limit.total_seconds())
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, before)
-        if outer:
-            left = outer - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
 
 def _release(model: Any, effect: int, db: str) -> None:

@@ -1,14 +1,13 @@
-"""A step's ``time_limit`` around one action, inside a django-q2 task's own alarm.
+"""A step's ``time_limit`` around one action or ``on_enter`` effect.
 
-django-q2 arms ``SIGALRM`` for a task's timeout. A run of many records arms its
-own alarm for each action and gives django-q2's back, less the time the action
-took, afterwards. Outside a django-q2 worker (no alarm handler installed, or
-another thread) nothing is armed, as before.
+``SIGALRM`` stops the block in the main thread once the limit has passed. A
+timer armed before (django-q2's task timeout, around a run of many records) is
+put back with what is left of it. Elsewhere (another thread, no ``SIGALRM``)
+nothing is armed, and django-q2's own timeout is the limit.
 """
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 import time
@@ -22,28 +21,28 @@ from ..errors import TimeLimitExceeded
 
 @contextmanager
 def time_limited(limit: timedelta | None) -> Iterator[None]:
-    """Raise ``TimeLimitExceeded`` in the action once ``limit`` has passed."""
-    if limit is None or not _alarms_handled():
+    """Raise ``TimeLimitExceeded`` in the block once ``limit`` has passed (SIGALRM, in the
+    main thread where there is one); a timer armed before (django-q2's task timeout) is
+    put back with what is left of it."""
+    if limit is None or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _raise_time_limit)
-    left = signal.alarm(0)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeLimitExceeded(f"the attempt ran past its time limit ({limit})")
+
+    try:
+        before = signal.signal(signal.SIGALRM, stop)
+    except (AttributeError, ValueError):  # no SIGALRM here (Windows)
+        yield
+        return
     started = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, max(limit.total_seconds(), 0.001))
+    outer, _interval = signal.setitimer(signal.ITIMER_REAL, limit.total_seconds())
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if left:
-            signal.alarm(max(1, math.ceil(left - (time.monotonic() - started))))
-
-
-def _alarms_handled() -> bool:
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    return signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
-
-
-def _raise_time_limit(signum: int, frame: Any) -> None:
-    raise TimeLimitExceeded("the action ran past its time limit")
+        signal.signal(signal.SIGALRM, before)
+        if outer:
+            left = outer - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
