@@ -44,18 +44,19 @@ def _update_sql(model: Any, names: list[str], db: str) -> tuple[str, list[Any]]:
     return sql, [*fields, owner.pk]
 
 
-def insert_log(row: TransitionLog, db: str) -> None:
-    """``INSERT`` a log row without reading its key back; ``save()`` when anyone listens
-    to the log's save signals."""
+def insert_log(values: dict[str, Any], db: str) -> None:
+    """``INSERT`` a log row of ``values`` (by attribute name) without building an
+    instance or reading its key back; ``save()`` when anyone listens to the log's save
+    signals."""
     if pre_save.has_listeners(TransitionLog) or post_save.has_listeners(TransitionLog):
-        row.save(using=db)
+        TransitionLog(**values).save(using=db)
         return
     key = (TransitionLog, "insert", db)
     if key not in _sql:
         _sql[key] = _insert_sql(db)
     sql, fields = _sql[key]
     connection = connections[db]
-    params = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
+    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 

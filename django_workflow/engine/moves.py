@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
 from django.db.models.signals import post_save, pre_save
+from django.utils import timezone
 
 from .. import deadlines, owed_effects, rearming, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
@@ -217,7 +218,7 @@ def log_event(record: Any, event: Event) -> None:
         if event.from_state and event.from_state_entered_at is None:  # in place: not moved
             event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         db = database(record)
-        statements.insert_log(log_row(type(record), record.pk, event, db), db)
+        statements.insert_log(log_values(type(record), record.pk, event, db), db)
 
 
 def _after_change(record: Any, event: Event, db: str) -> None:
@@ -259,20 +260,27 @@ def _declared_comment(model: Any, event: Event) -> str:
 
 
 def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
-    actor, error = event.actor, event.error
-    return TransitionLog(
-        content_type=ContentType.objects.db_manager(db).get_for_model(model),
-        object_id=str(pk),
-        from_state=event.from_state,
-        to_state=event.to_state,
-        transition_name=event.name,
-        triggered_by=event.trigger,
-        actor=actor if isinstance(actor, get_user_model()) else None,
-        actor_repr="" if actor is None else str(actor)[:255],
-        attempt=event.attempt,
-        error="" if error is None else error_text(error),
-        reverses=event.reverses,
-        comment=event.comment or _declared_comment(model, event),
-        data=event.data,
-        from_state_entered_at=event.from_state_entered_at,
-    )
+    return TransitionLog(**log_values(model, pk, event, db))
+
+
+def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
+    """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
+    and what a single row's ``INSERT`` sends without one."""
+    actor, error, reverses = event.actor, event.error, event.reverses
+    return {
+        "content_type_id": ContentType.objects.db_manager(db).get_for_model(model).pk,
+        "object_id": str(pk),
+        "from_state": event.from_state,
+        "to_state": event.to_state,
+        "transition_name": event.name,
+        "triggered_by": event.trigger,
+        "occurred_at": timezone.now(),
+        "from_state_entered_at": event.from_state_entered_at,
+        "actor_id": actor.pk if isinstance(actor, get_user_model()) else None,
+        "actor_repr": "" if actor is None else str(actor)[:255],
+        "attempt": event.attempt,
+        "error": "" if error is None else error_text(error),
+        "reverses_id": None if reverses is None else reverses.pk,
+        "comment": event.comment or _declared_comment(model, event),
+        "data": event.data,
+    }
