@@ -49,7 +49,7 @@ def locked(model: Any, pk: Any, db: str) -> Any:
 
     One plain cursor and one ``Model.from_db``: the SQL, the columns it returns and
     their converters are compiled once per model (a ``RawQuerySet`` compiled them again
-    for every record).
+    for every record), the statement prepared once per session like the polls.
     """
     key = (model, "locked", db)
     if key not in _locks:
@@ -74,7 +74,7 @@ class _LockQuery:
         pk_field = self.model._meta.pk
         value = pk_field.get_db_prep_value(pk_field.to_python(pk), connection)
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, [value])
+            cursor.execute(*_prepared(connection, self.sql, [value]))
             row = cursor.fetchone()
         if row is None:
             return None
