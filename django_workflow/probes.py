@@ -45,14 +45,48 @@ def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
 
 def locked(model: Any, pk: Any, db: str) -> Any:
     """The record ``pk`` locked for the caller's transaction; ``None`` when another
-    transaction holds it (PostgreSQL) or it is gone. The SQL is compiled once per model."""
+    transaction holds it (PostgreSQL) or it is gone.
+
+    One plain cursor and one ``Model.from_db``: the SQL, the columns it returns and
+    their converters are compiled once per model (a ``RawQuerySet`` compiled them again
+    for every record), the statement prepared once per session like the polls.
+    """
     key = (model, "locked", db)
-    if key not in _compiled:
+    if key not in _locks:
+        _locks[key] = _LockQuery(model, db)
+    return _locks[key].fetch(pk)
+
+
+class _LockQuery:
+    """``SELECT`` every column of one record ``FOR UPDATE SKIP LOCKED``, compiled once."""
+
+    def __init__(self, model: Any, db: str) -> None:
         rows = model._base_manager.db_manager(db).select_for_update(skip_locked=True)
-        _compiled[key] = (_compiled_for(rows.filter(pk=0), db), [])
-    connection = connections[db]
-    value = model._meta.pk.get_db_prep_value(model._meta.pk.to_python(pk), connection)
-    return next(iter(model._base_manager.db_manager(db).raw(_compiled[key][0], [value])), None)
+        compiler = rows.filter(pk=0).query.get_compiler(using=db)
+        self.sql, _params = compiler.as_sql()
+        columns = [column for column, _sql, _alias in compiler.select]
+        self.attnames = [column.target.attname for column in columns]
+        self.converters = list(compiler.get_converters(columns).items())
+        self.model, self.db = model, db
+
+    def fetch(self, pk: Any) -> Any:
+        connection = connections[self.db]
+        pk_field = self.model._meta.pk
+        value = pk_field.get_db_prep_value(pk_field.to_python(pk), connection)
+        with connection.cursor() as cursor:
+            cursor.execute(*_prepared(connection, self.sql, [value]))
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        if self.converters:
+            row = list(row)
+            for index, (converters, column) in self.converters:
+                for convert in converters:
+                    row[index] = convert(row[index], column, connection)
+        return self.model.from_db(self.db, self.attnames, row)
+
+
+_locks: dict[tuple[Any, str, str], _LockQuery] = {}
 
 
 def _compiled_for(rows: Any, db: str) -> str:

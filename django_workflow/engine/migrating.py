@@ -2,7 +2,7 @@
 
 They work on the historical models of the migration's state, which carry no
 workflow: no signal is sent and no action or policy runs. The log rows and
-the effects owed are built by the engine's own builders (``moves.log_values``,
+the effects owed are built by the engine's own builders (``moves.log_fields``,
 ``owed_effects.owed_rows``), keeping only the fields the historical log has.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from django.core.exceptions import FieldDoesNotExist
 
 from ..events import Event
-from .moves import log_values
+from .moves import log_fields
 from .owed_effects import owed_rows
 
 
@@ -71,7 +71,7 @@ def _log_row(
     """The log row of one record that left the stay begun at ``left``, less the fields the
     historical log does not have yet."""
     log_model, content_type = log_to
-    values = log_values(model, pk, replace(event, from_state_entered_at=left))
+    values = log_fields(model, pk, replace(event, from_state_entered_at=left))
     known = {name: value for name, value in values.items() if _has_field(log_model, name)}
     return log_model(content_type=content_type, occurred_at=now, **known)
 

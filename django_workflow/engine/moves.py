@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
 from django.db.models.signals import post_save, pre_save
+from django.utils import timezone
 
 from .. import due_instants, rearming, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
@@ -42,44 +43,73 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     with transaction.atomic(using=db):
         event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
+        if _writes_plainly(model, guard, changes):
+            _write_logged(record, guard, changes, event, db)
+            _end_stay(record, changes, db)
+            _owe_and_announce(record, event, db)
+            return record
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
         if not write(rows, changes, db):
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
-        if model.workflow.has_votes and model.workflow.state_attribute in changes:
-            discard_votes([record.pk], model, db)
+        _end_stay(record, changes, db)
         _after_change(record, event, db)
     return record
 
 
 def move_locked(record: Any, changes: dict[str, Any], event: Event) -> Any:
     """``move`` for a row the caller's transaction holds locked, read in ``event.from_state``
-    entered at ``event.from_state_entered_at``: one UPDATE compiled once per model, no
-    savepoint, no re-check. ``move`` itself when save signals go out or ``changes`` reach a
-    column outside the workflow's table."""
+    entered at ``event.from_state_entered_at``: the compiled UPDATE and log INSERT in one
+    round trip, no savepoint. ``move`` itself where a move is not that plain (save signals,
+    log receivers, a column on another table)."""
     model = type(record)
-    if _save_signals(model) or not _on_workflow_table(model, changes):
-        guard = {
-            model.workflow.state_attribute: event.from_state,
-            STATE_ENTERED_AT: event.from_state_entered_at,
-        }
+    guard = {
+        model.workflow.state_attribute: event.from_state,
+        STATE_ENTERED_AT: event.from_state_entered_at,
+    }
+    if not _writes_plainly(model, guard, changes):
         return move(record, guard, changes, event)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     db = database(record)
-    statements.update_row(model, record.pk, changes, db)
-    apply(record, changes)
-    if model.workflow.has_votes and model.workflow.state_attribute in changes:
-        discard_votes([record.pk], model, db)
-    _after_change(record, event, db)
+    _write_logged(record, guard, changes, event, db)
+    _end_stay(record, changes, db)
+    _owe_and_announce(record, event, db)
     return record
 
 
-def _on_workflow_table(model: Any, changes: dict[str, Any]) -> bool:
-    """Whether every column in ``changes`` sits on the table holding the step."""
-    meta = model._meta
-    owner = meta.get_field(model.workflow.state_attribute).model
-    return all(meta.get_field(name).model is owner for name in changes)
+def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) -> bool:
+    """Whether a move is one guarded ``UPDATE`` and one log ``INSERT`` with nothing in
+    between: no save signals, nobody listening to the log's, plain values on one table."""
+    return (
+        not _save_signals(model)
+        and statements.logs_quietly()
+        and statements.fits(model, changes)
+        and statements.fits(model, guard)
+    )
+
+
+def _write_logged(
+    record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event, db: str
+) -> None:
+    """The guarded ``UPDATE`` and the log row, sent in one round trip where the database
+    allows (the log row is rolled back with the rest when the guard no longer holds)."""
+    with statements.pipelined(db):
+        written = statements.update_row(type(record), record.pk, changes, db, guard)
+        if type(record).workflow.log is True:
+            logged = _entered_before(record, event, changes)
+            statements.insert_log(log_values(type(record), record.pk, logged, db), db)
+    if written.rowcount == 0:
+        raise StaleRecord(record, tuple(guard))
+    apply(record, changes)
+
+
+def _entered_before(record: Any, event: Event, changes: dict[str, Any]) -> Event:
+    """``log_event``'s reading of the stay the event ends, before the instance is moved."""
+    if event.from_state and event.from_state_entered_at is None:
+        entered = changes.get(STATE_ENTERED_AT, getattr(record, STATE_ENTERED_AT))
+        return replace(event, from_state_entered_at=entered)
+    return event
 
 
 def write(rows: Any, changes: dict[str, Any], db: str) -> int:
@@ -183,6 +213,13 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     return pks
 
 
+def _end_stay(record: Any, changes: dict[str, Any], db: str) -> None:
+    """A step change ends a stay: the votes cast in it go."""
+    model = type(record)
+    if model.workflow.has_votes and model.workflow.state_attribute in changes:
+        discard_votes([record.pk], model, db)
+
+
 def discard_votes(pks: list[Any], model: Any, db: str) -> None:
     """A step change ends the stay its votes belong to (``quorum`` transitions)."""
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
@@ -260,13 +297,17 @@ def log_event(record: Any, event: Event) -> None:
         if event.from_state and event.from_state_entered_at is None:  # in place: not moved
             event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         db = database(record)
-        statements.insert_log(log_row(type(record), record.pk, event, db), db)
+        statements.insert_log(log_values(type(record), record.pk, event, db), db)
 
 
 def _after_change(record: Any, event: Event, db: str) -> None:
     """Write the log row and owe the step's effect; after commit, send the signal and
     queue what follows."""
     log_event(record, event)
+    _owe_and_announce(record, event, db)
+
+
+def _owe_and_announce(record: Any, event: Event, db: str) -> None:
     owed_effects.owe(
         type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
     )
@@ -302,25 +343,35 @@ def _declared_comment(model: Any, event: Event) -> str:
 
 
 def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
-    content_type = ContentType.objects.db_manager(db).get_for_model(model)
-    return TransitionLog(content_type=content_type, **log_values(model, pk, event))
+    return TransitionLog(**log_values(model, pk, event, db))
 
 
-def log_values(model: Any, pk: Any, event: Event) -> dict[str, Any]:
-    """The field values of ``event``'s log row, but its content type."""
-    actor, error = event.actor, event.error
-    return dict(
-        object_id=str(pk),
-        from_state=event.from_state,
-        to_state=event.to_state,
-        transition_name=event.name,
-        triggered_by=event.trigger,
-        actor=actor if isinstance(actor, get_user_model()) else None,
-        actor_repr="" if actor is None else str(actor)[:255],
-        attempt=event.attempt,
-        error="" if error is None else error_text(error),
-        reverses=event.reverses,
-        comment=event.comment or _declared_comment(model, event),
-        data=event.data,
-        from_state_entered_at=event.from_state_entered_at,
-    )
+def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
+    """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
+    and what a single row's ``INSERT`` sends without one."""
+    return {
+        "content_type_id": ContentType.objects.db_manager(db).get_for_model(model).pk,
+        "occurred_at": timezone.now(),
+        **log_fields(model, pk, event),
+    }
+
+
+def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
+    """The log row of ``event`` by attribute name, but its content type and instant (which a
+    migration's historical log sets its own way)."""
+    actor, error, reverses = event.actor, event.error, event.reverses
+    return {
+        "object_id": str(pk),
+        "from_state": event.from_state,
+        "to_state": event.to_state,
+        "transition_name": event.name,
+        "triggered_by": event.trigger,
+        "from_state_entered_at": event.from_state_entered_at,
+        "actor_id": actor.pk if isinstance(actor, get_user_model()) else None,
+        "actor_repr": "" if actor is None else str(actor)[:255],
+        "attempt": event.attempt,
+        "error": "" if error is None else error_text(error),
+        "reverses_id": None if reverses is None else reverses.pk,
+        "comment": event.comment or _declared_comment(model, event),
+        "data": event.data,
+    }

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -148,10 +149,11 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
             before = field_values(record)
             with collecting(record):
                 getattr(record, work.action)()
-                _save_fired(record, work, now, before)
-            log_event(record, Event(work.step, work.step, work.entity, Trigger.TIMEOUT))
+                columns = _save_fired(record, work, now, before)
             if attempt_row is not None:
                 attempts.forget(model, pk, work, db)
+            event = Event(work.step, work.step, work.entity, Trigger.TIMEOUT)
+            _write_fired(record, columns, event, db)
         return True
     except ACTION_FAILURES as error:
         if record is None:
@@ -162,13 +164,16 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
         return False
 
 
-def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) -> None:
+def _save_fired(
+    record: Any, work: Work, now: datetime, before: dict[str, Any]
+) -> dict[str, Any] | None:
     """Save what the action set (through ``save()``) with the fired columns, in one UPDATE.
 
     A fired column whose anchor the action moved later stays clear: a new round began.
     When the action changed nothing, the model keeps Django's own ``save()`` and
-    nobody listens to its save signals, only the workflow's columns are written,
-    by one UPDATE of the locked row: nothing ``save()`` would add could be seen.
+    nobody listens to its save signals, only the workflow's columns are written, by
+    one UPDATE of the locked row: nothing ``save()`` would add could be seen. Those
+    columns are returned unwritten, for ``_write_fired`` to send with the log row.
     """
     rearmed = set(rearming.moved_anchors(record))
     fired = [c for c in work.fired_together or (work.last_fired_field,) if c not in rearmed]
@@ -179,10 +184,21 @@ def _save_fired(record: Any, work: Work, now: datetime, before: dict[str, Any]) 
     if field_values(record, before) == before and not saves_visibly(model):
         if model.workflow.has_deadlines:
             written[NEXT_DUE_AT] = due_instants.next_due(record, now)
-        statements.update_row(model, record.pk, written, database(record))
-        apply(record, written)
-        return
+        return written
     changes = {**saved_by(record), **written}
     db = database(record)
     write(model._base_manager.using(db).filter(pk=record.pk), changes, db)
     apply(record, changes)
+    return None
+
+
+def _write_fired(record: Any, columns: dict[str, Any] | None, event: Event, db: str) -> None:
+    """The fired ``columns`` (unless already saved) and the log row: sent to the server
+    together, in one round trip, where the database allows and no ``save()`` runs."""
+    together = columns is not None and statements.logs_quietly()
+    with statements.pipelined(db) if together else nullcontext():
+        if columns is not None:
+            statements.update_row(type(record), record.pk, columns, db)
+        log_event(record, event)
+    if columns is not None:
+        apply(record, columns)

@@ -1,0 +1,71 @@
+"""What the hot paths cost on PostgreSQL, in round trips to the server: the writes after
+the decision (the step or fired columns and the log row) travel together
+(docs/decisions.md, "Throughput")."""
+
+import tempfile
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.db import connections
+
+from django_workflow import StaleRecord
+from django_workflow.engine import fire
+from tests.conftest import workflow_database
+from tests.moments import T
+from tests.testapp.models import Batch, Expense, Routed, SideEffect
+
+pytestmark = pytest.mark.django_db(transaction=True)  # a transaction of its own, as in production
+counted = pytest.mark.skipif(
+    connections[workflow_database()].vendor != "postgresql",
+    reason="round trips are counted with libpq's trace",
+)
+
+
+def round_trips(run):
+    """How many times ``run()`` waited for the server (one ReadyForQuery each)."""
+    connection = connections[workflow_database()]
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    with tempfile.TemporaryFile("w+") as trace:
+        pgconn.trace(trace.fileno())
+        pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS | psycopg.pq.Trace.REGRESS_MODE)
+        try:
+            run()
+        finally:
+            pgconn.untrace()
+        trace.seek(0)
+        messages = [line.split("\t") for line in trace]
+    return sum(1 for m in messages if m[0] == "B" and m[2].startswith("ReadyForQuery"))
+
+
+@counted
+def test_a_manual_transition_is_begin_its_update_with_its_log_row_and_commit():
+    expense = Expense.objects.create()
+    assert round_trips(expense.fast_track) == 3
+    assert Expense.objects.get(pk=expense.pk).state == "approved"
+    assert expense.history().last().to_state == "approved"
+
+
+def test_a_stale_manual_transition_takes_back_the_log_row_sent_with_its_update():
+    record = Routed.objects.create()
+    Routed.objects.filter(pk=record.pk).update(state="declined")
+    with pytest.raises(StaleRecord):
+        record.decide(decision="approve")
+    assert Routed.objects.get(pk=record.pk).state == "declined"
+    assert [row.to_state for row in record.history()] == ["open"]
+
+
+@counted
+def test_a_fired_deadline_sends_its_fired_column_with_its_log_row(clock):
+    first, second = Batch.objects.create(), Batch.objects.create()
+    clock.move_to(T + timedelta(days=1, minutes=1))
+    work, now = Batch.workflow.work("timeout:waiting.ping"), T + timedelta(days=1)
+    db = workflow_database()
+    assert fire(Batch, first.pk, work, now, db, None)  # the lock's statement is prepared
+    # BEGIN, the lock, the action's own INSERT, the fired column with the log row, COMMIT
+    assert round_trips(lambda: fire(Batch, second.pk, work, now, db, None)) == 5
+    assert SideEffect.objects.filter(batch=second).count() == 1
+    fired = Batch.objects.get(pk=second.pk)
+    assert fired.waiting_ping_fired_at == now
+    assert fired.history().filter(transition_name="ping").count() == 1
