@@ -30,12 +30,12 @@ from ..events import Event, Trigger
 from ..models import PendingEffect
 from ..pacing import turn
 from ..pending_effects import pending
-from ..signals import work_failed, work_fired, work_halted
+from ..signals import work_fired
 from ..work import names
 from .attempts import interrupted_again
 from .moves import field_values, log_event
 from .owed_effects import BATCH_SIZE
-from .running import ACTION_FAILURES, _log_failure, _next_attempt, _send_after_commit
+from .running import ACTION_FAILURES, announce_failure
 from .time_limits import time_limited
 
 logger = logging.getLogger(__name__)
@@ -235,12 +235,7 @@ def _attempt_failed(
             *(model._meta.label, record.pk, row.step, error_summary(error)),
         )
         return
-    if halted:
-        _send_after_commit(work_halted, record, work, attempt, error, db)
-        _log_failure(record, work, attempt, error, "halted")
-    else:
-        _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
-        _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
+    announce_failure(record, work, attempt, error, db, None if halted else (wait, retry_at))
 
 
 def retry_now(record: Any, effect: int) -> str | None:

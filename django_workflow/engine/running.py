@@ -64,16 +64,14 @@ def attempt_failed(
         attempts.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
         postpone(model, record.pk, work, retry_at, db)
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
-        _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
-        _log_failure(record, work, attempt, error, _next_attempt(model, work, wait, retry_at))
+        announce_failure(record, work, attempt, error, db, (wait, retry_at))
         return None
     on_error = work.on_error(model.workflow)
     if on_error is None:
         attempts.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
         postpone(model, record.pk, work, due_instants.HALTED, db)
         log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
-        _send_after_commit(work_halted, record, work, attempt, error, db)
-        _log_failure(record, work, attempt, error, "halted")
+        announce_failure(record, work, attempt, error, db, None)
         return None
     attempts.forget(model, record.pk, work, db)
     guard = {model.workflow.state_attribute: work.step}
@@ -81,6 +79,21 @@ def attempt_failed(
     move(record, guard, entry_changes(model.workflow, on_error, timezone.now()), event)
     _log_failure(record, work, attempt, error, f"on_error: {on_error}")
     return on_error
+
+
+def announce_failure(
+    record: Any, work: Work, attempt: int, error: BaseException, db: str, retry: Any
+) -> None:
+    """After a spent attempt: ``work_failed`` (``retry`` is the backoff and the instant it
+    ends) or ``work_halted`` (``retry`` is ``None``) once the transaction commits, and the
+    WARNING line."""
+    if retry is None:
+        _send_after_commit(work_halted, record, work, attempt, error, db)
+        _log_failure(record, work, attempt, error, "halted")
+        return
+    wait, retry_at = retry
+    _send_after_commit(work_failed, record, work, attempt, error, db, retry_at=retry_at)
+    _log_failure(record, work, attempt, error, _next_attempt(type(record), work, wait, retry_at))
 
 
 def _log_failure(record: Any, work: Work, attempt: int, error: BaseException, then: str) -> None:
