@@ -8,7 +8,8 @@ one UPDATE, each with its own log row, save signals and ``step_changed``.
 A record that changed meanwhile is reported stale and left as it is.
 Transitions with an ``action`` run it per record, through ``record.transition()``;
 so do ``quorum`` transitions, whose call is a vote per record (the outcome is the
-step the record is in after it).
+step the record is in after it), and ``cascade`` transitions, each record moving its
+own children.
 """
 
 from __future__ import annotations
@@ -96,14 +97,23 @@ def _move_batch(batch: list[Any], call: _Call) -> dict[Any, Outcome]:
         except (WorkflowError, TypeError) as error:
             outcomes[record.pk] = error
             continue
-        if decision.transition.action is not None or quorum(decision.transition) is not None:
-            outcomes[record.pk] = _one(record, call)  # its method, or a vote, per record
+        if _per_record(decision.transition):
+            outcomes[record.pk] = _one(record, call)  # its method, a vote or a cascade
         else:
             key = (decision.step, decision.target, tuple(decision.guard.items()))
             groups[key].append(record)
     for (step, target, guard), members in groups.items():
         outcomes.update(_move_group(members, step, target, dict(guard), call))
     return outcomes
+
+
+def _per_record(transition: Any) -> bool:
+    """Whether a record takes ``transition`` through ``record.transition()`` on its own:
+    an ``action`` runs per record, a ``quorum`` call is a vote, a ``cascade`` moves the
+    record's own children and counts them on its own log row."""
+    return (
+        transition.action is not None or quorum(transition) is not None or bool(transition.cascade)
+    )
 
 
 def _one(record: Any, call: _Call) -> Outcome:

@@ -66,6 +66,8 @@ class Transition:
     custom: Any
     #: How many distinct actors must call it before it moves the record (None: the first).
     quorum: Any
+    #: ``{related_name: child transition}``: the children that offer it take it too.
+    cascade: Any
 
     def __init__(
         self,
@@ -81,6 +83,7 @@ class Transition:
         comment: str = "",
         custom: Any = None,
         quorum: Any = None,
+        cascade: Any = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "routes", routes)
@@ -95,6 +98,7 @@ class Transition:
         object.__setattr__(self, "comment", comment)
         object.__setattr__(self, "custom", {} if custom is None else custom)
         object.__setattr__(self, "quorum", quorum)
+        object.__setattr__(self, "cascade", cascade)
 
     @property
     def title(self) -> Any:

@@ -28,6 +28,8 @@ class Trigger(models.TextChoices):
     MIGRATION = "migration", _("data migration")
     #: A vote for a ``quorum`` transition, or its retraction (``data`` says so); no move.
     VOTE = "vote", _("vote")
+    #: A child moved by its parent's ``Transition(cascade=...)``.
+    CASCADE = "cascade", _("cascade")
 
 
 class WorkKind(models.TextChoices):

@@ -12,6 +12,7 @@ from ..compiled import CompiledWorkflow
 from ..declaration import RESERVED, Route, Transition
 from ..evaluation import lookup_roots, lookups
 from ..generation import is_generated
+from ..relations import relation_named
 from .common import Messages, error, field, where
 
 
@@ -27,7 +28,55 @@ def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
         if transition.action is not None:
             yield from _check_action(model, place, transition.action)
         yield from _check_quorum(model, workflow.steps.get(step_name), place, transition)
+        yield from _check_cascade(model, place, transition.cascade)
     yield from _check_method_names(model, workflow)
+
+
+def _check_cascade(model: Any, place: str, cascade: Any) -> Messages:
+    """E055: ``cascade`` maps reverse relations of the model to transition names; E056: each
+    reaches a workflow model; E057: whose workflow declares the transition."""
+    if not cascade:
+        return
+    if not isinstance(cascade, dict):
+        yield error(
+            model,
+            f"{place} has cascade={cascade!r}.",
+            'Map related names to the children\'s transition: cascade={"lines": "void"}.',
+            "E055",
+        )
+        return
+    for related_name, name in cascade.items():
+        relation = relation_named(model, related_name) if isinstance(related_name, str) else None
+        if relation is None:
+            names = sorted(r.get_accessor_name() for r in model._meta.related_objects)
+            yield error(
+                model,
+                f"{place} cascades over {related_name!r}, which is no reverse relation of "
+                f"{model.__name__}.",
+                "Name the related_name of a ForeignKey pointing at this model; it has: "
+                f"{', '.join(map(str, names)) or 'none'}.",
+                "E055",
+            )
+            continue
+        child = relation.related_model
+        workflow = getattr(child, "workflow", None)
+        if not isinstance(workflow, CompiledWorkflow):
+            yield error(
+                model,
+                f"{place} cascades over {related_name!r}, but {child.__name__} has no workflow.",
+                f"Make {child.__name__} a WorkflowModel with the transition, or drop "
+                f"{related_name!r} from cascade.",
+                "E056",
+            )
+        elif name not in workflow.transition_names:
+            yield error(
+                model,
+                f"{place} cascades {name!r} over {related_name!r}, but {child.__name__} "
+                "declares no such transition.",
+                f"Name one of {child.__name__}'s transitions: "
+                f"{', '.join(workflow.transition_names) or 'it has none'}.",
+                "E057",
+            )
 
 
 def _check_quorum(model: Any, step: Any, place: str, transition: Transition) -> Messages:

@@ -23,7 +23,7 @@ from ..errors import (
 )
 from ..events import Event, Trigger
 from ..policies import allowed
-from . import votes
+from . import cascades, votes
 from .moves import collecting, database, entry_changes, move, saved_by
 from .routes import choose_route, fields_read, route_holds, with_values
 
@@ -90,15 +90,30 @@ def run_transition(
     event = Event(
         decision.step, decision.target, name, Trigger.MANUAL, actor, comment=comment, data=data
     )
+    take = _with_cascade(record, decision, partial(_take, record, decision, changes, accepted))
     if votes.quorum(decision.transition) is not None:  # a vote: the one reaching it moves
-        return votes.cast(
-            record, decision, event, partial(_take, record, decision, changes, event, accepted)
-        )
-    return _take(record, decision, changes, event, accepted)
+        return votes.cast(record, decision, event, partial(take, event))
+    return take(event)
+
+
+def _with_cascade(record: Any, decision: Decision, take: Any) -> Any:
+    """``Transition(cascade=...)``: the move takes the children along (``cascades``)."""
+    if not decision.transition.cascade:
+        return take
+    return cascades.cascading(record, decision.transition.cascade, take, _move_child)
+
+
+def _move_child(child: Any, name: str, actor: Any) -> Any:
+    """A parent's cascade moving ``child`` through ``name``: decided as a call is (its
+    ``when``, its routes; not its policy, nor its ``quorum``), logged as ``cascade``."""
+    decision = decide(child, name, actor, {}, authorize=False)
+    changes = entry_changes(type(child).workflow, decision.target, timezone.now())
+    event = Event(decision.step, decision.target, name, Trigger.CASCADE, actor)
+    return _with_cascade(child, decision, partial(_take, child, decision, changes, {}))(event)
 
 
 def _take(
-    record: Any, decision: Decision, changes: dict[str, Any], event: Event, accepted: dict[str, Any]
+    record: Any, decision: Decision, changes: dict[str, Any], accepted: dict[str, Any], event: Event
 ) -> Any:
     """Move ``record`` as decided: through the transition's action when it has one."""
     if decision.transition.action is not None:

@@ -906,3 +906,32 @@ class Render(WorkflowModel):
 
     def nudge(self):
         raise RuntimeError("the renderer did not answer")
+
+
+class Purchase(WorkflowModel):
+    """An order whose cancel voids its open lines (docs/transitions.md, "Cascades")."""
+
+    class Workflow:
+        log = True
+
+        picking = Step(Transition("cancel", to="cancelled", cascade={"lines": "void"}))
+        cancelled = Step()
+
+
+class PurchaseLine(WorkflowModel):
+    """A line of a purchase: open lines can be voided, inspected ones only when not
+    disputed, packed ones no more."""
+
+    purchase = models.ForeignKey(Purchase, related_name="lines", on_delete=models.CASCADE)
+    disputed = models.BooleanField(default=False)
+
+    class Workflow:
+        log = True
+
+        open = Step(Transition("inspect", to="checked"), Transition("void", to="void"))
+        checked = Step(
+            Transition("pack", to="packed"),
+            Transition("void", to="void", when=Q(disputed=False)),
+        )
+        packed = Step()
+        void = Step()

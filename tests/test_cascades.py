@@ -1,0 +1,179 @@
+"""Cascades (docs/transitions.md, "Cascades: a parent moving its children"):
+``Transition(..., cascade={"lines": "void"})`` moves, in the parent's transaction, every
+child whose step offers ``void``; the others stay, and the parent's log row counts them."""
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import models
+
+from django_workflow import StaleRecord, Step, Transition
+from django_workflow.checks import check_model
+from django_workflow.models import TransitionLog
+from django_workflow.signals import step_changed
+from tests.testapp.models import Purchase, PurchaseLine
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def purchase():
+    """A purchase in picking with four lines: two open, one inspected, one packed."""
+    purchase = Purchase.objects.create()
+    lines = [PurchaseLine.objects.create(purchase=purchase) for _ in range(4)]
+    lines[2].inspect()
+    lines[3].inspect()
+    lines[3].pack()
+    return purchase
+
+
+def steps(purchase):
+    return list(purchase.lines.order_by("pk").values_list("state", flat=True))
+
+
+def log(record, trigger):
+    rows = TransitionLog.objects.filter(object_id=str(record.pk), triggered_by=trigger)
+    return rows.filter(content_type__model=type(record).__name__.lower())
+
+
+def test_children_in_a_step_offering_the_transition_take_it_and_the_others_stay(purchase):
+    purchase.cancel()
+    assert purchase.state == "cancelled"
+    assert steps(purchase) == ["void", "void", "void", "packed"]
+
+
+def test_the_parents_log_row_counts_the_children_moved_and_those_that_stayed(purchase):
+    purchase.cancel(data={"reason": "customer"})
+    [row] = log(purchase, "manual")
+    assert row.data == {
+        "reason": "customer",
+        "cascaded": 3,
+        "cascade": {"lines": {"moved": 3, "stayed": 1}},
+    }
+
+
+def test_children_are_logged_as_a_cascade_with_the_parents_actor(purchase):
+    alice = User.objects.create_user("alice")
+    purchase.cancel(actor=alice)
+    rows = TransitionLog.objects.filter(triggered_by="cascade").order_by("object_id")
+    assert [(r.from_state, r.to_state, r.transition_name, r.actor) for r in rows] == [
+        ("open", "void", "void", alice),
+        ("open", "void", "void", alice),
+        ("checked", "void", "void", alice),
+    ]
+
+
+def test_a_child_whose_transition_condition_does_not_hold_stays(purchase):
+    inspected = purchase.lines.get(state="checked")
+    PurchaseLine.objects.filter(pk=inspected.pk).update(disputed=True)
+    purchase.cancel()
+    assert steps(purchase) == ["void", "void", "checked", "packed"]
+    assert log(purchase, "manual").get().data["cascade"] == {"lines": {"moved": 2, "stayed": 2}}
+
+
+def test_a_parent_without_children_moves_and_counts_none():
+    purchase = Purchase.objects.create()
+    purchase.cancel()
+    assert log(purchase, "manual").get().data == {
+        "cascaded": 0,
+        "cascade": {"lines": {"moved": 0, "stayed": 0}},
+    }
+
+
+def test_a_stale_parent_moves_no_child(purchase):
+    seen_earlier = Purchase.objects.get(pk=purchase.pk)
+    purchase.cancel()
+    late = PurchaseLine.objects.create(purchase=purchase)  # a line added after the cancel
+    with pytest.raises(StaleRecord):
+        seen_earlier.cancel()
+    late.refresh_from_db()
+    assert late.state == "open"
+    assert not log(late, "cascade").exists()
+    assert log(purchase, "manual").count() == 1
+
+
+def test_signals_of_the_children_go_out_after_commit(purchase, committed):
+    received = []
+
+    def listener(sender, **kwargs):
+        received.append((sender, kwargs["to_state"], kwargs["trigger"]))
+
+    step_changed.connect(listener)
+    try:
+        with committed():
+            purchase.cancel()
+            assert received == []
+    finally:
+        step_changed.disconnect(listener)
+    assert sorted(received, key=str) == sorted(
+        [(PurchaseLine, "void", "cascade")] * 3 + [(Purchase, "cancelled", "manual")], key=str
+    )
+
+
+def test_a_bulk_transition_cascades_each_record_over_its_own_children(purchase):
+    other = Purchase.objects.create()
+    PurchaseLine.objects.create(purchase=other)
+    outcomes = Purchase.objects.filter(pk__in=[purchase.pk, other.pk]).transition("cancel")
+    assert outcomes == {purchase.pk: "cancelled", other.pk: "cancelled"}
+    assert steps(purchase) == ["void", "void", "void", "packed"]
+    assert steps(other) == ["void"]
+    assert log(other, "manual").get().data["cascaded"] == 1
+    assert log(purchase, "manual").get().data["cascaded"] == 3
+
+
+# The declaration's checks (docs/checks.md) ------------------------------------------
+
+
+@pytest.fixture
+def parent_with(declare):
+    """``parent_with(cascade, child_workflow)``: a throwaway parent declaring ``cancel``
+    with ``cascade``, and a child pointing at it with related_name "items" (a plain
+    model when ``child_workflow`` is None)."""
+
+    def make(cascade, child_workflow):
+        class Workflow:
+            open = Step(Transition("cancel", to="cancelled", cascade=cascade))
+            cancelled = Step()
+
+        parent = declare(Workflow)
+        relation = models.ForeignKey(parent, related_name="items", on_delete=models.CASCADE)
+        if child_workflow is None:
+            meta = type("Meta", (), {"app_label": "testapp"})
+            attrs = {"__module__": __name__, "Meta": meta, "parent": relation}
+            type(f"{parent.__name__}Item", (models.Model,), attrs)
+        else:
+            declare(child_workflow, parent=relation)
+        return parent
+
+    return make
+
+
+class ChildWorkflow:
+    open = Step(Transition("void", to="void"))
+    void = Step()
+
+
+def test_a_cascade_over_a_relation_the_model_does_not_have_is_an_error(parent_with):
+    [error] = check_model(parent_with({"lines": "void"}, ChildWorkflow))
+    assert error.id == "django_workflow.E055"
+    assert "'lines'" in error.msg and "items" in error.hint
+
+
+def test_a_cascade_to_a_model_without_a_workflow_is_an_error(parent_with):
+    [error] = check_model(parent_with({"items": "void"}, None))
+    assert error.id == "django_workflow.E056"
+    assert "has no workflow" in error.msg and "WorkflowModel" in error.hint
+
+
+def test_a_cascade_naming_a_transition_the_child_does_not_declare_is_an_error(parent_with):
+    [error] = check_model(parent_with({"items": "scrap"}, ChildWorkflow))
+    assert error.id == "django_workflow.E057"
+    assert "'scrap'" in error.msg and "void" in error.hint
+
+
+def test_a_cascade_that_is_no_mapping_is_an_error(parent_with):
+    [error] = check_model(parent_with(["items"], ChildWorkflow))
+    assert error.id == "django_workflow.E055"
+
+
+def test_a_cascade_over_a_workflow_child_declaring_the_transition_is_accepted(parent_with):
+    assert check_model(parent_with({"items": "void"}, ChildWorkflow)) == []
