@@ -54,7 +54,7 @@ def test_the_parents_log_row_counts_the_children_moved_and_those_that_stayed(pur
 def test_children_are_logged_as_a_cascade_with_the_parents_actor(purchase):
     alice = User.objects.create_user("alice")
     purchase.cancel(actor=alice)
-    rows = TransitionLog.objects.filter(triggered_by="cascade").order_by("object_id")
+    rows = TransitionLog.objects.filter(triggered_by="cascade").order_by("pk")
     assert [(r.from_state, r.to_state, r.transition_name, r.actor) for r in rows] == [
         ("open", "void", "void", alice),
         ("open", "void", "void", alice),
