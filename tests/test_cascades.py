@@ -10,7 +10,7 @@ from django_workflow import StaleRecord, Step, Transition
 from django_workflow.checks import check_model
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed
-from tests.testapp.models import Purchase, PurchaseLine
+from tests.testapp.models import Purchase, PurchaseLine, Reservation
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +68,19 @@ def test_a_child_whose_transition_condition_does_not_hold_stays(purchase):
     purchase.cancel()
     assert steps(purchase) == ["void", "void", "checked", "packed"]
     assert log(purchase, "manual").get().data["cascade"] == {"lines": {"moved": 2, "stayed": 2}}
+
+
+def test_a_child_whose_transition_cascades_moves_its_own_children(purchase):
+    inspected = purchase.lines.get(state="checked")
+    held = Reservation.objects.create(line=inspected)
+    purchase.cancel()
+    held.refresh_from_db()
+    assert held.state == "released"
+    assert log(held, "cascade").get().from_state == "held"
+    assert log(inspected, "cascade").get().data == {
+        "cascaded": 1,
+        "cascade": {"reservations": {"moved": 1, "stayed": 0}},
+    }
 
 
 def test_a_parent_without_children_moves_and_counts_none():

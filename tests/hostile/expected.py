@@ -85,7 +85,10 @@ EXPECTED = {
     "UndoableWithoutUndo": "E030",
     "QuorumNotAWholeNumber": "E053",
     "QuorumOutOfAnAutomaticStep": "E054",
+    "CascadeOverAnUnknownRelation": "E055",
+    "CascadeToAPlainModel": "E056",
+    "CascadeToAnUndeclaredTransition": "E057",
 }
 
 #: Declarations beside the hostile ones that every check must accept.
-VALID = ("AutomaticStepLeftByATimeout",)
+VALID = ("AutomaticStepLeftByATimeout", "CascadedItem")

@@ -650,3 +650,38 @@ class QuorumOutOfAnAutomaticStep(WorkflowModel):
 
     def act(self):
         pass
+
+
+class CascadeOverAnUnknownRelation(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("cancel", to="done", cascade={"lines": "void"}))
+        done = Step()
+
+
+class CascadeToAPlainModel(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("cancel", to="done", cascade={"notes": "void"}))
+        done = Step()
+
+
+class PlainNote(models.Model):
+    owner = models.ForeignKey(CascadeToAPlainModel, related_name="notes", on_delete=models.CASCADE)
+
+    def __str__(self) -> str:
+        return f"note {self.pk}"
+
+
+class CascadeToAnUndeclaredTransition(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("cancel", to="done", cascade={"items": "scrap"}))
+        done = Step()
+
+
+class CascadedItem(WorkflowModel):
+    owner = models.ForeignKey(
+        CascadeToAnUndeclaredTransition, related_name="items", on_delete=models.CASCADE
+    )
+
+    class Workflow:
+        open = Step(Transition("void", to="void"))
+        void = Step()

@@ -931,7 +931,22 @@ class PurchaseLine(WorkflowModel):
         open = Step(Transition("inspect", to="checked"), Transition("void", to="void"))
         checked = Step(
             Transition("pack", to="packed"),
-            Transition("void", to="void", when=Q(disputed=False)),
+            Transition(
+                "void", to="void", when=Q(disputed=False), cascade={"reservations": "release"}
+            ),
         )
         packed = Step()
         void = Step()
+
+
+class Reservation(WorkflowModel):
+    """Stock held for an inspected line: voiding the line releases it, a cascade of a
+    cascade."""
+
+    line = models.ForeignKey(PurchaseLine, related_name="reservations", on_delete=models.CASCADE)
+
+    class Workflow:
+        log = True
+
+        held = Step(Transition("release", to="released"))
+        released = Step()
