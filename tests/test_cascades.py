@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import models
 
-from django_workflow import StaleRecord, Step, Transition
+from django_workflow import StaleRecord, Step, Transition, wording
 from django_workflow.checks import check_model
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed
@@ -60,6 +60,13 @@ def test_children_are_logged_as_a_cascade_with_the_parents_actor(purchase):
         ("open", "void", "void", alice),
         ("checked", "void", "void", alice),
     ]
+
+
+def test_a_childs_log_row_reads_as_its_transitions_label(purchase):
+    purchase.cancel()
+    row = TransitionLog.objects.filter(triggered_by="cascade", from_state="open").first()
+    assert wording.row_label(PurchaseLine.workflow, row) == "Void line"
+    assert wording.trigger_words(row) == "cascade"
 
 
 def test_a_child_whose_transition_condition_does_not_hold_stays(purchase):

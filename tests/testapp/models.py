@@ -928,7 +928,9 @@ class PurchaseLine(WorkflowModel):
     class Workflow:
         log = True
 
-        open = Step(Transition("inspect", to="checked"), Transition("void", to="void"))
+        open = Step(
+            Transition("inspect", to="checked"), Transition("void", to="void", label="Void line")
+        )
         checked = Step(
             Transition("pack", to="packed"),
             Transition(
