@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import models
 
-from django_workflow import StaleRecord, Step, Transition, wording
+from django_workflow import StaleRecord, Step, Transition, WorkflowPermissionDenied, wording
 from django_workflow.checks import check_model
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed
@@ -67,6 +67,14 @@ def test_a_childs_log_row_reads_as_its_transitions_label(purchase):
     row = TransitionLog.objects.filter(triggered_by="cascade", from_state="open").first()
     assert wording.row_label(PurchaseLine.workflow, row) == "Void line"
     assert wording.trigger_words(row) == "cascade"
+
+
+def test_the_childrens_policy_is_not_asked(purchase):
+    clerk = User.objects.create_user("clerk")  # not staff: may not void a line by hand
+    with pytest.raises(WorkflowPermissionDenied):
+        purchase.lines.filter(state="open").first().void(actor=clerk)
+    purchase.cancel(actor=clerk)
+    assert steps(purchase) == ["void", "void", "void", "packed"]
 
 
 def test_a_child_whose_transition_condition_does_not_hold_stays(purchase):

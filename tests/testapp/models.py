@@ -927,6 +927,7 @@ class PurchaseLine(WorkflowModel):
 
     class Workflow:
         log = True
+        policies = {"void": is_staff}  # a person voids a line by hand only as staff
 
         open = Step(
             Transition("inspect", to="checked"), Transition("void", to="void", label="Void line")
