@@ -8,7 +8,7 @@ from django.db import models
 
 from django_workflow import StaleRecord, Step, Transition, WorkflowPermissionDenied, wording
 from django_workflow.checks import check_model
-from django_workflow.models import TransitionLog
+from django_workflow.models import PendingEffect, TransitionLog
 from django_workflow.signals import step_changed
 from tests.testapp.models import Purchase, PurchaseLine, Reservation
 
@@ -60,6 +60,16 @@ def test_children_are_logged_as_a_cascade_with_the_parents_actor(purchase):
         ("open", "void", "void", alice),
         ("checked", "void", "void", alice),
     ]
+
+
+def test_each_moved_child_owes_the_on_enter_of_its_new_step(purchase):
+    purchase.cancel()
+    owed = PendingEffect.objects.filter(content_type__model="purchaseline", step="void")
+    voided = purchase.lines.filter(state="void")
+    assert sorted(owed.values_list("object_id", flat=True)) == sorted(
+        str(pk) for pk in voided.values_list("pk", flat=True)
+    )
+    assert {e.entered_at for e in owed} == {line.state_entered_at for line in voided}
 
 
 def test_a_childs_log_row_reads_as_its_transitions_label(purchase):

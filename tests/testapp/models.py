@@ -939,7 +939,10 @@ class PurchaseLine(WorkflowModel):
             ),
         )
         packed = Step()
-        void = Step()
+        void = Step(on_enter="restock")
+
+    def restock(self):
+        """The stock a voided line held goes back on the shelf (owed once per entry)."""
 
 
 class Reservation(WorkflowModel):
