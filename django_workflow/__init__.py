@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from .declaration import Every, Retry, Route, Step, Timeout, Transition, Undo
+from .declaration import Every, Join, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
     AlreadyVoted,
     ConditionUnmet,
@@ -24,6 +24,7 @@ __all__ = [
     "DirectStepChange",
     "Every",
     "InvalidLogValue",
+    "Join",
     "NoRouteMatched",
     "Retry",
     "Route",

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.apps import AppConfig
 from django.core import checks
 
@@ -8,6 +10,7 @@ class DjangoWorkflowConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_delete
         from django_q.signals import post_execute_in_worker, post_spawn, pre_execute
 
         from .checks import check_records, check_workflows
@@ -19,7 +22,16 @@ class DjangoWorkflowConfig(AppConfig):
         # It queries records, so it runs only where Django passes databases:
         # `check --database <alias>`, `migrate` and `test`.
         checks.register(check_records, "django_workflow", checks.Tags.database)
+        post_delete.connect(_child_deleted, dispatch_uid="django_workflow.join_child_deleted")
         entered_step.connect(queue_entered, dispatch_uid="django_workflow.queue_entered")
         post_spawn.connect(stop_gently, dispatch_uid="django_workflow.stop_gently")
         pre_execute.connect(task_started, dispatch_uid="django_workflow.task_started")
         post_execute_in_worker.connect(task_finished, dispatch_uid="django_workflow.task_finished")
+
+
+def _child_deleted(sender: Any, **kwargs: Any) -> None:
+    """A deleted record may complete its parent's ``Join``; the engine is imported only
+    once something is deleted (``manage.py check`` imports no runtime module)."""
+    from .engine.joins import child_deleted
+
+    child_deleted(sender, **kwargs)

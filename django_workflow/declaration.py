@@ -167,6 +167,26 @@ class Every:
 
 
 @dataclass(frozen=True, init=False)
+class Join:
+    """In a step of the parent: leave for ``to`` once every child reached by the reverse
+    relation ``related_name`` is in one of ``all_in``, or for ``any_in[child_step]`` as
+    soon as one child is in ``child_step``."""
+
+    related_name: Any
+    all_in: Any
+    to: Any
+    any_in: Any
+
+    def __init__(
+        self, related_name: Any, *, all_in: Any = (), to: Any = None, any_in: Any = None
+    ) -> None:
+        object.__setattr__(self, "related_name", related_name)
+        object.__setattr__(self, "all_in", all_in)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "any_in", {} if any_in is None else any_in)
+
+
+@dataclass(frozen=True, init=False)
 class Step:
     """A state a record can be in: automatic, manual, wait or terminal."""
 
@@ -215,6 +235,10 @@ class Step:
     @property
     def transitions(self) -> tuple[Transition, ...]:
         return tuple(child for child in self.children if isinstance(child, Transition))
+
+    @property
+    def joins(self) -> tuple[Join, ...]:
+        return tuple(child for child in self.children if isinstance(child, Join))
 
     @property
     def timeouts(self) -> tuple[Timeout, ...]:

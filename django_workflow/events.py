@@ -30,6 +30,8 @@ class Trigger(models.TextChoices):
     VOTE = "vote", _("vote")
     #: A child moved by its parent's ``Transition(cascade=...)``.
     CASCADE = "cascade", _("cascade")
+    #: A parent leaving a ``Join`` step: its children are done (``data`` names the last).
+    JOIN = "join", _("join")
 
 
 class WorkKind(models.TextChoices):

@@ -64,11 +64,18 @@ def _reached_from(workflow: CompiledWorkflow, start: str) -> set[str]:
     while frontier:
         current = frontier.pop()
         shared = [t for transition in workflow.transitions_in(current) for t in transition.targets]
+        shared += [t for join in workflow.steps[current].joins for t in join_targets(join)]
         for target in [*(target for _entity, target in _targets(workflow.steps[current])), *shared]:
             if target in workflow.steps and target not in reached:
                 reached.add(target)
                 frontier.append(target)
     return reached
+
+
+def join_targets(join: Any) -> list[Any]:
+    """The parent steps a join may send its parent to (maybe malformed)."""
+    any_in = join.any_in if isinstance(join.any_in, dict) else {}
+    return [target for target in [join.to, *any_in.values()] if isinstance(target, str)]
 
 
 def _targets(step: Step) -> Iterator[tuple[str, Any]]:

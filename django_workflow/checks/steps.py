@@ -7,7 +7,7 @@ from typing import Any
 from django.utils.functional import Promise
 
 from ..compiled import CompiledWorkflow
-from ..declaration import Every, Retry, Route, Step, Timeout, Transition
+from ..declaration import Every, Join, Retry, Route, Step, Timeout, Transition
 from ..generation import STATE_MAX_LENGTH
 from .common import Messages, check_duration, check_method, error, where
 from .transitions import check_routes
@@ -105,17 +105,19 @@ def _check_kind(model: Any, name: str, step: Step) -> Messages:
 
 
 def _leaves_by_timeout(step: Step) -> bool:
-    return any(timeout.transition_to for timeout in step.timeouts)
+    """A waiting step's way out: a timeout moving on, or a join."""
+    return any(timeout.transition_to for timeout in step.timeouts) or bool(step.joins)
 
 
 def _check_children(model: Any, name: str, step: Step) -> Messages:
     """E019: what a step holds is a declaration object."""
     for child in step.children:
-        if not isinstance(child, Transition | Timeout | Every):
+        if not isinstance(child, Transition | Timeout | Every | Join):
             yield error(
                 model,
-                f"{where(name)}: {child!r} is not a Transition, Timeout or Every.",
-                "A step's positional arguments are Transition, Timeout and Every declarations.",
+                f"{where(name)}: {child!r} is not a Transition, Timeout, Every or Join.",
+                "A step's positional arguments are Transition, Timeout, Every and Join "
+                "declarations.",
                 "E019",
             )
     if step.retry is not None and not isinstance(step.retry, Retry):

@@ -26,7 +26,7 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..models import TransitionLog, WorkflowVote
 from ..signals import entered_step, step_changed
-from . import owed_effects
+from . import joins, owed_effects
 from .rescheduling import reschedule
 from .routes import with_values
 
@@ -210,6 +210,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         instances = model._base_manager.using(db).in_bulk(pks)
     for pk in pks:
         announce(model, pk, instances.get(pk), event, db)
+    joins.after_moves(model, pks, db)
     return pks
 
 
@@ -312,6 +313,7 @@ def _owe_and_announce(record: Any, event: Event, db: str) -> None:
         type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
     )
     announce(type(record), record.pk, record, event, db)
+    joins.after_moves(type(record), [record.pk], db)
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:

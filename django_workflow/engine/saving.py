@@ -15,7 +15,7 @@ from ..errors import (
 )
 from ..events import Event, Trigger
 from ..models import TransitionLog
-from . import owed_effects
+from . import joins, owed_effects
 from .moves import COLLECTING, announce, database, log_row, prepared
 from .rescheduling import reschedule
 
@@ -150,6 +150,7 @@ def records_created(records: list[Any], using: str | None = None) -> None:
         owed_effects.owe(model, step, entered, db)
     for record in records:
         announce(model, record.pk, record, _initial(record), db)
+    joins.after_moves(model, [record.pk for record in records], db)
 
 
 def _initial(record: Any) -> Event:

@@ -11,7 +11,17 @@ from django.db.models import F, Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from django_workflow import Every, Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
+from django_workflow import (
+    Every,
+    Join,
+    Retry,
+    Route,
+    Step,
+    Timeout,
+    Transition,
+    Undo,
+    WorkflowModel,
+)
 from django_workflow.policies import (
     actor_attribute_equals,
     all_of,
@@ -956,3 +966,34 @@ class Reservation(WorkflowModel):
 
         held = Step(Transition("release", to="released"))
         released = Step()
+
+
+class Consignment(WorkflowModel):
+    """A consignment closed for picking waits for its parcels (docs/transitions.md,
+    "Joins"): shipping once all are packed or void, on hold as soon as one is lost."""
+
+    class Workflow:
+        log = True
+
+        filling = Step(Transition("close", to="picking"))
+        picking = Step(
+            Join("parcels", all_in=["packed", "void"], to="shipping", any_in={"lost": "on_hold"})
+        )
+        shipping = Step()
+        on_hold = Step()
+
+
+class Parcel(WorkflowModel):
+    consignment = models.ForeignKey(Consignment, related_name="parcels", on_delete=models.CASCADE)
+
+    class Workflow:
+        log = True
+
+        open = Step(
+            Transition("pack", to="packed"),
+            Transition("void", to="void"),
+            Transition("lose", to="lost"),
+        )
+        packed = Step()
+        void = Step()
+        lost = Step()

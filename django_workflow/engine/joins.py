@@ -1,0 +1,125 @@
+"""``Join(related_name, all_in=[...], to=..., any_in={child_step: parent_step})``: a parent
+waiting in a step until its children are done.
+
+A join is evaluated in the transaction of every change that can complete it: the
+parent entering the join step (no children: it moves on at once), and a child's step
+change, creation or deletion. The parent row is locked first (``select_for_update``)
+and its children read after the lock, so of two last children finishing at once on two
+connections the second waits for the first's commit, then reads both done: the parent
+moves exactly once. A bulk move of children evaluates each parent once.
+
+This room owns finding the parents and deciding where a parent goes; ``moves`` writes
+the parent's move (trigger ``join``, ``data`` naming the completing child).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..columns import STATE_ENTERED_AT
+from ..events import Event, Trigger
+from ..registry import workflow_models
+from ..relations import relation_named
+from . import moves
+
+
+def after_moves(model: Any, pks: list[Any], db: str) -> None:
+    """The hook of every step change, creation and deletion of ``model``'s records
+    ``pks``: the records that entered a join step, and the parents of those that are
+    children of one, are evaluated."""
+    if model.workflow is None or not pks:
+        return
+    if _join_steps(model):
+        for pk in pks:
+            evaluate(model, pk, db, child=None)
+    for parent_model, field in _parents_over(model):
+        rows = model._base_manager.using(db).filter(pk__in=pks)
+        parents = sorted(set(rows.values_list(field.attname, flat=True)) - {None})
+        for parent_pk in parents:
+            evaluate(parent_model, parent_pk, db, child=_first_child(rows, field, parent_pk))
+
+
+def child_deleted(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
+    """``post_delete``, in the deletion's transaction: a deleted child's parent's join may
+    now be complete."""
+    model = type(instance)
+    for parent_model, field in _parents_over(model):
+        parent_pk = getattr(instance, field.attname)
+        if parent_pk is not None:
+            evaluate(parent_model, parent_pk, using, child=_label(model, instance.pk))
+
+
+def evaluate(model: Any, pk: Any, db: str, child: str | None) -> Any:
+    """Lock the parent; if it waits in a join step whose join is complete, move it."""
+    workflow = model.workflow
+    with transaction.atomic(using=db):
+        parent = model._base_manager.using(db).select_for_update().filter(pk=pk).first()
+        if parent is None:
+            return None
+        step = getattr(parent, workflow.state_attribute)
+        for join in _join_steps(model).get(step, ()):
+            target = destination(parent, join, db)
+            if target is not None:
+                return _move(parent, step, target, child)
+    return None
+
+
+def destination(parent: Any, join: Any, db: str) -> str | None:
+    """Where ``join`` sends ``parent`` now: an ``any_in`` target when one child is in its
+    child step, else ``to`` when every child is in ``all_in``, else ``None``."""
+    relation = relation_named(type(parent), join.related_name)
+    if relation is None or getattr(relation.related_model, "workflow", None) is None:
+        return None  # reported by the checks
+    children = relation.related_model._base_manager.using(db).filter(
+        **{relation.field.name: parent}
+    )
+    state = relation.related_model.workflow.state_attribute
+    steps = set(children.values_list(state, flat=True).distinct())
+    for child_step, parent_step in join.any_in.items():
+        if child_step in steps:
+            return parent_step
+    return join.to if steps <= set(join.all_in) else None
+
+
+def _move(parent: Any, step: str, target: str, child: str | None) -> Any:
+    workflow = type(parent).workflow
+    data = None if child is None else {"child": child}
+    entered = getattr(parent, STATE_ENTERED_AT)
+    event = Event(step, target, "", Trigger.JOIN, data=data, from_state_entered_at=entered)
+    return moves.move_locked(parent, moves.entry_changes(workflow, target, timezone.now()), event)
+
+
+def _label(model: Any, pk: Any) -> str:
+    return f"{model._meta.label} {pk}"
+
+
+def _first_child(rows: Any, field: Any, parent_pk: Any) -> str:
+    """The child named on the parent's log row: of a bulk move, its first moved child."""
+    own = rows.filter(**{field.attname: parent_pk}).order_by("pk")
+    return _label(rows.model, own.values_list("pk", flat=True).first())
+
+
+@cache
+def _join_steps(model: Any) -> dict[str, tuple[Any, ...]]:
+    """The model's steps that hold a join, with their joins."""
+    workflow = model.workflow
+    if workflow is None:
+        return {}
+    return {name: step.joins for name, step in workflow.steps.items() if step.joins}
+
+
+@cache
+def _parents_over(model: Any) -> tuple[tuple[Any, Any], ...]:
+    """``(parent model, child's foreign key)`` of every join reaching ``model``'s records."""
+    found = []
+    for parent_model in workflow_models():
+        for joins in _join_steps(parent_model).values():
+            for join in joins:
+                relation = relation_named(parent_model, join.related_name)
+                if relation is not None and relation.related_model is model:
+                    found.append((parent_model, relation.field))
+    return tuple(dict.fromkeys(found))

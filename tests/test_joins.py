@@ -1,0 +1,113 @@
+"""Joins (docs/transitions.md, "Joins: a parent waiting for its children"): a parent in a
+step holding ``Join("parcels", all_in=[...], to=..., any_in={...})`` moves on, trigger
+``join``, once its children are done — evaluated at its entry and at every child's step
+change, creation and deletion."""
+
+import pytest
+from django.db import transaction
+
+from django_workflow.models import TransitionLog
+from tests.testapp.models import Consignment, Parcel
+
+pytestmark = pytest.mark.django_db
+
+
+def picking(parcels=2):
+    """A consignment closed for picking with ``parcels`` open parcels."""
+    consignment = Consignment.objects.create()
+    made = [Parcel.objects.create(consignment=consignment) for _ in range(parcels)]
+    consignment.close()
+    return consignment, made
+
+
+def joined(consignment):
+    rows = TransitionLog.objects.filter(
+        content_type__model="consignment", object_id=str(consignment.pk), triggered_by="join"
+    )
+    return list(rows.values_list("from_state", "to_state", "data"))
+
+
+def step(record):
+    record.refresh_from_db()
+    return record.state
+
+
+def test_a_parent_waits_while_a_child_is_not_done():
+    consignment, parcels = picking()
+    parcels[0].pack()
+    assert step(consignment) == "picking"
+    assert joined(consignment) == []
+
+
+def test_the_last_child_finishing_moves_the_parent_once_naming_the_child():
+    consignment, parcels = picking()
+    parcels[0].void()
+    parcels[1].pack()
+    assert step(consignment) == "shipping"
+    child = f"testapp.Parcel {parcels[1].pk}"
+    assert joined(consignment) == [("picking", "shipping", {"child": child})]
+
+
+def test_a_parent_without_children_moves_on_as_it_enters_the_join_step():
+    consignment, _ = picking(parcels=0)
+    assert step(consignment) == "shipping"
+    assert joined(consignment) == [("picking", "shipping", None)]
+
+
+def test_a_parent_whose_children_are_done_before_it_enters_moves_on_at_entry():
+    consignment = Consignment.objects.create()
+    Parcel.objects.create(consignment=consignment).pack()
+    consignment.close()
+    assert step(consignment) == "shipping"
+
+
+def test_children_finishing_while_the_parent_is_elsewhere_move_nothing():
+    consignment = Consignment.objects.create()
+    Parcel.objects.create(consignment=consignment).pack()
+    assert step(consignment) == "filling"
+    assert joined(consignment) == []
+
+
+def test_one_child_in_an_any_in_step_routes_the_parent_at_once():
+    consignment, parcels = picking(parcels=3)
+    parcels[1].lose()
+    assert step(consignment) == "on_hold"
+    child = f"testapp.Parcel {parcels[1].pk}"
+    assert joined(consignment) == [("picking", "on_hold", {"child": child})]
+
+
+def test_deleting_the_last_unfinished_child_completes_the_join():
+    consignment, parcels = picking()
+    parcels[0].pack()
+    pk = parcels[1].pk
+    parcels[1].delete()
+    assert step(consignment) == "shipping"
+    assert joined(consignment) == [("picking", "shipping", {"child": f"testapp.Parcel {pk}"})]
+
+
+def test_a_child_created_while_the_parent_waits_keeps_it_waiting():
+    consignment, parcels = picking(parcels=1)
+    Parcel.objects.bulk_create([Parcel(consignment=consignment)])
+    parcels[0].pack()
+    assert step(consignment) == "picking"  # the new parcel is open
+
+
+def test_a_bulk_move_of_children_evaluates_each_parent_once():
+    first, _ = picking(parcels=3)
+    second, _ = picking(parcels=2)
+    moved = Parcel.objects.filter(consignment__in=[first, second]).transition("pack")
+    assert list(moved.values()) == ["packed"] * 5
+    assert step(first) == step(second) == "shipping"
+    assert len(joined(first)) == len(joined(second)) == 1
+    lowest = Parcel.objects.filter(consignment=first).order_by("pk").first()
+    assert joined(first)[0][2] == {"child": f"testapp.Parcel {lowest.pk}"}
+
+
+def test_the_parents_move_rolls_back_with_the_childs():
+    consignment, parcels = picking(parcels=1)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        parcels[0].pack()
+        assert step(consignment) == "shipping"
+        raise RuntimeError("the caller gives up")
+    assert step(consignment) == "picking"
+    assert joined(consignment) == []
