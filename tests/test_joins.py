@@ -4,8 +4,10 @@ step holding ``Join("parcels", all_in=[...], to=..., any_in={...})`` moves on, t
 change, creation and deletion."""
 
 import pytest
-from django.db import transaction
+from django.db import models, transaction
 
+from django_workflow import Join, Step, Transition
+from django_workflow.checks import check_model
 from django_workflow.models import TransitionLog
 from tests.testapp.models import Consignment, Parcel
 
@@ -111,3 +113,76 @@ def test_the_parents_move_rolls_back_with_the_childs():
         raise RuntimeError("the caller gives up")
     assert step(consignment) == "picking"
     assert joined(consignment) == []
+
+
+# The declaration's checks (docs/checks.md) ------------------------------------------
+
+
+class ChildWorkflow:
+    open = Step(Transition("void", to="void"))
+    void = Step()
+
+
+@pytest.fixture
+def parent_with(declare):
+    """``parent_with(join, child_workflow, action=None)``: a throwaway parent waiting in
+    ``waiting`` on ``join``, and a child pointing at it with related_name "items" (a plain
+    model when ``child_workflow`` is None)."""
+
+    def make(join, child_workflow, action=None):
+        waiting = Step(join, action=action, on_success="done" if action else None)
+
+        class Workflow:
+            start = Step(Transition("close", to="waiting"))
+            done = Step()
+
+        Workflow.waiting = waiting
+        parent = declare(Workflow, prepare=lambda self: None)
+        relation = models.ForeignKey(parent, related_name="items", on_delete=models.CASCADE)
+        if child_workflow is None:
+            meta = type("Meta", (), {"app_label": "testapp"})
+            attrs = {"__module__": __name__, "Meta": meta, "parent": relation}
+            type(f"{parent.__name__}Item", (models.Model,), attrs)
+        else:
+            declare(child_workflow, parent=relation)
+        return parent
+
+    return make
+
+
+def test_a_well_formed_join_passes_the_checks(parent_with):
+    join = Join("items", all_in=["void"], to="done", any_in={"open": "start"})
+    assert check_model(parent_with(join, ChildWorkflow)) == []
+
+
+def test_a_join_over_a_relation_the_model_does_not_have_is_an_error(parent_with):
+    [error] = check_model(parent_with(Join("lines", all_in=["void"], to="done"), ChildWorkflow))
+    assert error.id == "django_workflow.E058"
+    assert "'lines'" in error.msg and "items" in error.hint
+
+
+def test_a_join_over_a_model_without_a_workflow_is_an_error(parent_with):
+    [error] = check_model(parent_with(Join("items", all_in=["void"], to="done"), None))
+    assert error.id == "django_workflow.E059"
+    assert "has no workflow" in error.msg and "WorkflowModel" in error.hint
+
+
+def test_a_join_naming_steps_the_children_do_not_have_is_an_error(parent_with):
+    join = Join("items", all_in=["void"], to="done", any_in={"lost": "start"})
+    [error] = check_model(parent_with(join, ChildWorkflow))
+    assert error.id == "django_workflow.E060"
+    assert "'lost'" in error.msg and "open, void" in error.hint
+
+
+def test_a_join_sending_the_parent_to_a_step_it_does_not_have_is_an_error(parent_with):
+    join = Join("items", all_in=["void"], to="shipped", any_in={"open": "done"})
+    [error] = check_model(parent_with(join, ChildWorkflow))
+    assert error.id == "django_workflow.E061"
+    assert "'shipped'" in error.msg and "start, done, waiting" in error.hint
+
+
+def test_a_join_in_an_automatic_step_is_an_error(parent_with):
+    join = Join("items", all_in=["void"], to="done")
+    [error] = check_model(parent_with(join, ChildWorkflow, action="prepare"))
+    assert error.id == "django_workflow.E062"
+    assert "automatic" in error.msg

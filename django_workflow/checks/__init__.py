@@ -16,6 +16,7 @@ from .common import error
 from .deadlines import check_deadlines
 from .deployment import check_deployment
 from .graph import check_reachable, check_references
+from .joins import check_joins
 from .options import check_options, check_own_fields
 from .policies import check_policies
 from .records import check_records
@@ -39,6 +40,7 @@ RULES = (
     check_transitions,
     check_deadlines,
     check_undo,
+    check_joins,
     check_references,
     check_reachable,
     check_policies,

@@ -88,7 +88,12 @@ EXPECTED = {
     "CascadeOverAnUnknownRelation": "E055",
     "CascadeToAPlainModel": "E056",
     "CascadeToAnUndeclaredTransition": "E057",
+    "JoinOverAnUnknownRelation": "E058",
+    "JoinOverAPlainModel": "E059",
+    "JoinOnUnknownChildSteps": "E060",
+    "JoinToAnUnknownStep": "E061",
+    "JoinInAnAutomaticStep": "E062",
 }
 
 #: Declarations beside the hostile ones that every check must accept.
-VALID = ("AutomaticStepLeftByATimeout", "CascadedItem")
+VALID = ("AutomaticStepLeftByATimeout", "CascadedItem", "JoinedItem")

@@ -9,7 +9,17 @@ from datetime import timedelta
 from django.db import models
 from django.db.models import Q
 
-from django_workflow import Every, Retry, Route, Step, Timeout, Transition, Undo, WorkflowModel
+from django_workflow import (
+    Every,
+    Join,
+    Retry,
+    Route,
+    Step,
+    Timeout,
+    Transition,
+    Undo,
+    WorkflowModel,
+)
 from django_workflow.policies import has_perm, is_staff
 
 go = Transition("go", to="done")
@@ -680,6 +690,66 @@ class CascadeToAnUndeclaredTransition(WorkflowModel):
 class CascadedItem(WorkflowModel):
     owner = models.ForeignKey(
         CascadeToAnUndeclaredTransition, related_name="items", on_delete=models.CASCADE
+    )
+
+    class Workflow:
+        open = Step(Transition("void", to="void"))
+        void = Step()
+
+
+class JoinOverAnUnknownRelation(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("close", to="waiting"))
+        waiting = Step(Join("lines", all_in=["done"], to="done"))
+        done = Step()
+
+
+class JoinOverAPlainModel(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("close", to="waiting"))
+        waiting = Step(Join("notes", all_in=["done"], to="done"))
+        done = Step()
+
+
+class PlainJoinNote(models.Model):
+    owner = models.ForeignKey(JoinOverAPlainModel, related_name="notes", on_delete=models.CASCADE)
+
+    def __str__(self) -> str:
+        return f"note {self.pk}"
+
+
+class JoinOnUnknownChildSteps(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("close", to="waiting"))
+        waiting = Step(Join("items", all_in=["shipped"], to="done"))
+        done = Step()
+
+
+class JoinToAnUnknownStep(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("close", to="waiting"))
+        waiting = Step(Join("items", all_in=["void"], to="done", any_in={"open": "stuck"}))
+        done = Step()
+
+
+class JoinInAnAutomaticStep(WorkflowModel):
+    class Workflow:
+        start = Step(Join("items", all_in=["void"], to="done"), action="prepare", on_success="done")
+        done = Step()
+
+    def prepare(self):
+        pass
+
+
+class JoinedItem(WorkflowModel):
+    unknown_steps = models.ForeignKey(
+        JoinOnUnknownChildSteps, related_name="items", on_delete=models.CASCADE
+    )
+    unknown_target = models.ForeignKey(
+        JoinToAnUnknownStep, related_name="items", on_delete=models.CASCADE
+    )
+    automatic = models.ForeignKey(
+        JoinInAnAutomaticStep, related_name="items", on_delete=models.CASCADE
     )
 
     class Workflow:
