@@ -186,3 +186,17 @@ def test_a_join_in_an_automatic_step_is_an_error(parent_with):
     [error] = check_model(parent_with(join, ChildWorkflow, action="prepare"))
     assert error.id == "django_workflow.E062"
     assert "automatic" in error.msg
+
+
+def test_the_callers_instance_follows_a_parent_moved_on_at_its_entry():
+    consignment, _ = picking(parcels=0)
+    assert consignment.state == "shipping"
+
+
+def test_deleting_a_waiting_parent_with_its_children_writes_no_join():
+    consignment, _ = picking(parcels=2)
+    Consignment.objects.filter(pk=consignment.pk).delete()
+    assert joined(consignment) == []
+    other, _ = picking(parcels=1)
+    other.delete()
+    assert joined(other) == []

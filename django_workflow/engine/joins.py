@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from ..columns import STATE_ENTERED_AT
@@ -27,15 +28,18 @@ from ..relations import relation_named
 from . import moves
 
 
-def after_moves(model: Any, pks: list[Any], db: str) -> None:
-    """The hook of every step change, creation and deletion of ``model``'s records
-    ``pks``: the records that entered a join step, and the parents of those that are
-    children of one, are evaluated."""
+def after_moves(model: Any, pks: list[Any], db: str, instance: Any = None) -> None:
+    """The hook of every step change and creation of ``model``'s records ``pks``: the
+    records that entered a join step, and the parents of those that are children of one,
+    are evaluated. ``instance`` (the caller's, of a single move) follows its record on."""
     if model.workflow is None or not pks:
         return
     if _join_steps(model):
         for pk in pks:
-            evaluate(model, pk, db, child=None)
+            moved = evaluate(model, pk, db, child=None)
+            if moved is not None and instance is not None:
+                owned = model.workflow.owned_columns
+                moves.apply(instance, {f: v for f, v in moved.__dict__.items() if f in owned})
     for parent_model, field in _parents_over(model):
         rows = model._base_manager.using(db).filter(pk__in=pks)
         parents = sorted(set(rows.values_list(field.attname, flat=True)) - {None})
@@ -43,14 +47,25 @@ def after_moves(model: Any, pks: list[Any], db: str) -> None:
             evaluate(parent_model, parent_pk, db, child=_first_child(rows, field, parent_pk))
 
 
-def child_deleted(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
+def child_deleted(
+    sender: Any, instance: Any, using: str, origin: Any = None, **kwargs: Any
+) -> None:
     """``post_delete``, in the deletion's transaction: a deleted child's parent's join may
-    now be complete."""
+    now be complete — unless the parent is being deleted too (its children go first)."""
     model = type(instance)
     for parent_model, field in _parents_over(model):
         parent_pk = getattr(instance, field.attname)
-        if parent_pk is not None:
+        if parent_pk is not None and not _deleted_with(origin, parent_model, parent_pk):
             evaluate(parent_model, parent_pk, using, child=_label(model, instance.pk))
+
+
+def _deleted_with(origin: Any, parent_model: Any, parent_pk: Any) -> bool:
+    """Whether the deletion started from the parent (or a queryset holding it)."""
+    if isinstance(origin, parent_model):
+        return origin.pk == parent_pk
+    if isinstance(origin, QuerySet) and origin.model is parent_model:
+        return origin.filter(pk=parent_pk).exists()
+    return False
 
 
 def evaluate(model: Any, pk: Any, db: str, child: str | None) -> Any:

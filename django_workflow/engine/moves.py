@@ -313,7 +313,7 @@ def _owe_and_announce(record: Any, event: Event, db: str) -> None:
         type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
     )
     announce(type(record), record.pk, record, event, db)
-    joins.after_moves(type(record), [record.pk], db)
+    joins.after_moves(type(record), [record.pk], db, record)
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
