@@ -15,7 +15,8 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 ``attempts`` writes attempt rows, ``rescheduling`` the stored due instants,
 ``owed_effects`` the effects an entry owes, and ``effects`` runs them;
 ``recovery`` brings back what a dead worker held.
-``cascades`` moves a parent's children with it (``Transition(cascade=...)``).
+``cascades`` moves a parent's children with it (``Transition(cascade=...)``);
+``joins`` moves a parent on once its children are done (``Join``).
 """
 
 from ..errors import error_summary, error_text
