@@ -20,6 +20,7 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 """
 
 from ..errors import error_summary, error_text
+from . import joins  # noqa: F401  (registers its evaluation after every move)
 from .attempts import retry_halted
 from .manual import Decision, available, decide, permits, run_transition
 from .moves import database, entry_changes, log_event, move, move_many

@@ -138,3 +138,6 @@ def _parents_over(model: Any) -> tuple[tuple[Any, Any], ...]:
                 if relation is not None and relation.related_model is model:
                     found.append((parent_model, relation.field))
     return tuple(dict.fromkeys(found))
+
+
+moves.AFTER_MOVES.append(after_moves)

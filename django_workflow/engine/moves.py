@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -26,7 +26,7 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..models import TransitionLog, WorkflowVote
 from ..signals import entered_step, step_changed
-from . import joins, owed_effects
+from . import owed_effects
 from .rescheduling import reschedule
 from .routes import with_values
 
@@ -210,7 +210,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         instances = model._base_manager.using(db).in_bulk(pks)
     for pk in pks:
         announce(model, pk, instances.get(pk), event, db)
-    joins.after_moves(model, pks, db)
+    _moved(model, pks, db)
     return pks
 
 
@@ -308,12 +308,22 @@ def _after_change(record: Any, event: Event, db: str) -> None:
     _owe_and_announce(record, event, db)
 
 
+#: What else a step change sets off in its transaction, ``(model, pks, db, instance)``:
+#: ``joins`` adds its evaluation when the engine loads (it moves records through here).
+AFTER_MOVES: list[Callable[..., None]] = []
+
+
+def _moved(model: Any, pks: list[Any], db: str, instance: Any = None) -> None:
+    for hook in AFTER_MOVES:
+        hook(model, pks, db, instance)
+
+
 def _owe_and_announce(record: Any, event: Event, db: str) -> None:
     owed_effects.owe(
         type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
     )
     announce(type(record), record.pk, record, event, db)
-    joins.after_moves(type(record), [record.pk], db, record)
+    _moved(type(record), [record.pk], db, record)
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
