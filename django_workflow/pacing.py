@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections
+from django.db.backends.signals import connection_created
 
 try:
     import fcntl
@@ -89,6 +90,34 @@ def turn(db: str) -> Iterator[None]:
             held.discard(path)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, _STATE.pack(began, time.time()))
+
+
+def pace_every_write() -> None:
+    """In a worker process: every write on SQLite outside a turn (django-q2's broker and
+    monitor, the worker's lease and heartbeats, queueing a run) first waits for the turn
+    in progress and its pause, so it never takes the lock in a pause meant for others."""
+    connection_created.connect(_between_turns_from_now_on, dispatch_uid=__name__)
+    for connection in connections.all(initialized_only=True):
+        _between_turns_from_now_on(type(connection), connection)
+
+
+def _between_turns_from_now_on(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if connection.vendor == "sqlite" and _between_turns not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_between_turns)
+
+
+#: The statements that take SQLite's write lock outside a transaction, or begin one.
+_WRITES = ("BEGIN", "INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+def _between_turns(
+    execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
+) -> Any:
+    connection = context["connection"]
+    if not connection.in_atomic_block and sql.lstrip()[:7].upper().startswith(_WRITES):
+        with turn(connection.alias):  # a turn of its own would hold the lock file to commit
+            pass
+    return execute(sql, params, many, context)
 
 
 def pause_for(waited: float) -> float:
