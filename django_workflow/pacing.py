@@ -11,7 +11,9 @@ of any of the worker's processes at a time, as SQLite would have it anyway.
 Once turns have followed each other for ``BURST`` without a break, the next
 one waits until the lock has been left alone longer than the busy handler's
 retry interval for a writer that began waiting when the burst began, so that
-writer gets its turn in the pause.
+writer gets its turn in the pause. The worker's other writes (django-q2's, its
+lease and heartbeats) take no turn but wait for the one in progress and its pause
+(``pace_every_write``), so none of them takes the lock in a pause.
 """
 
 from __future__ import annotations
