@@ -10,10 +10,10 @@ recompute) is a turn taken through a lock file beside the database: one turn
 of any of the worker's processes at a time, as SQLite would have it anyway.
 Once turns have followed each other for ``BURST`` without a break, the next
 one waits until the lock has been left alone longer than the busy handler's
-retry interval for a writer that began waiting when the burst began, so that
-writer gets its turn in the pause. The worker's other writes (django-q2's, its
-lease and heartbeats) take no turn but wait for the one in progress and its pause
-(``pace_every_write``), so none of them takes the lock in a pause.
+retry interval for a writer that began waiting at the last break every waiting
+writer had a retry in, so that writer gets its turn in the pause. The worker's
+other writes (django-q2's, its lease and heartbeats) take SQLite's lock in a turn
+too (``pace_every_write``), so none of them takes it in a pause.
 """
 
 from __future__ import annotations
@@ -43,10 +43,13 @@ RETRIES = ((0.128, 0.025), (0.228, 0.05), (float("inf"), 0.1))
 #: A pause outlasts the retry interval by this much: django-q2's own short writes (taking
 #: a task, saving its result) land in the pause too.
 SLACK = 0.015
+#: The pause in which every waiting writer, however long it has waited, retries.
+LONGEST = RETRIES[-1][1] + SLACK
 #: How often a process waiting for its turn looks again.
 POLL = 0.002
-#: The lock file's content: when the current burst began and when the last turn ended.
-_STATE = struct.Struct("dd")
+#: The lock file's content: when the current burst began, when the last turn ended, and
+#: since when a writer may have waited without a retry in a pause (see ``turn``).
+_STATE = struct.Struct("ddd")
 
 _files: dict[tuple[int, str], int] = {}
 _threads: dict[str, threading.Lock] = {}
@@ -77,27 +80,33 @@ def turn(db: str) -> Iterator[None]:
         yield
         return
     with _threads.setdefault(path, threading.Lock()), _locked(path, _busy_timeout(db)) as fd:
-        began, ended = _read(fd)
+        began, ended, since = _read(fd)
         now = time.time()
-        pause = pause_for(ended - began)
+        # A pause sized for a writer that began waiting when its burst began misses one
+        # that began before (in a write outside the turns, or a pause shorter than its
+        # retries): it is sized for a writer waiting ``since`` the last break every
+        # waiting writer had a retry in, and only such a break moves ``since``.
+        pause = pause_for(ended - since)
         if not 0 <= now - ended < pause:  # others had their break since: a new burst
-            began = now
+            began = since = now
         elif now - began >= BURST:
             time.sleep(ended + pause - now)
             began = time.time()
+            if pause >= LONGEST:
+                since = began
         held.add(path)
         try:
             yield
         finally:
             held.discard(path)
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, _STATE.pack(began, time.time()))
+            os.write(fd, _STATE.pack(began, time.time(), since))
 
 
 def pace_every_write() -> None:
     """In a worker process: every write on SQLite outside a turn (django-q2's broker and
-    monitor, the worker's lease and heartbeats, queueing a run) first waits for the turn
-    in progress and its pause, so it never takes the lock in a pause meant for others."""
+    monitor, the worker's lease and heartbeats, queueing a run) takes the lock in a turn,
+    after the turn in progress and its pause, so it never takes it in a pause."""
     connection_created.connect(_between_turns_from_now_on, dispatch_uid=__name__)
     for connection in connections.all(initialized_only=True):
         _between_turns_from_now_on(type(connection), connection)
@@ -115,11 +124,15 @@ _WRITES = ("BEGIN", "INSERT", "UPDATE", "DELETE", "REPLACE")
 def _between_turns(
     execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
 ) -> Any:
+    """A write, or a transaction's ``BEGIN``, takes SQLite's lock in a turn: waiting in
+    SQLite's busy handler instead, it would take the lock in the next turn's pause. The
+    transaction goes on past the turn (which would otherwise have to last to its end);
+    the next turn waits for its ``COMMIT``, before that turn's pause."""
     connection = context["connection"]
-    if not connection.in_atomic_block and sql.lstrip()[:7].upper().startswith(_WRITES):
-        with turn(connection.alias):  # a turn of its own would hold the lock file to commit
-            pass
-    return execute(sql, params, many, context)
+    if connection.in_atomic_block or not sql.lstrip()[:7].upper().startswith(_WRITES):
+        return execute(sql, params, many, context)
+    with turn(connection.alias):
+        return execute(sql, params, many, context)
 
 
 def pause_for(waited: float) -> float:
@@ -128,7 +141,7 @@ def pause_for(waited: float) -> float:
     return next(interval for upto, interval in RETRIES if waited < upto) + SLACK
 
 
-def _read(fd: int) -> tuple[float, float]:
+def _read(fd: int) -> tuple[float, float, float]:
     os.lseek(fd, 0, os.SEEK_SET)
     return _STATE.unpack(os.read(fd, _STATE.size).ljust(_STATE.size, b"\0"))
 

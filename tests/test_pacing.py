@@ -45,6 +45,19 @@ def test_after_a_burst_the_next_turn_leaves_the_lock_alone_past_a_writers_retry(
     assert waited >= 0.05
 
 
+@on_sqlite
+def test_a_writer_that_missed_a_short_pause_gets_a_long_one_after_the_next_turn(monkeypatch):
+    monkeypatch.setattr(pacing, "BURST", 0)
+    for _ in range(2):
+        with pacing.turn("default"):
+            time.sleep(0.1)  # the pause between the two is 40 ms; a writer that began
+            # waiting with the first and missed it retries 100 ms apart by the second's end
+    began = time.monotonic()
+    with pacing.turn("default"):
+        waited = time.monotonic() - began
+    assert waited >= 0.1
+
+
 @pytest.fixture
 def every_write_paced():
     pacing.pace_every_write()
