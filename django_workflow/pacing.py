@@ -43,13 +43,12 @@ RETRIES = ((0.128, 0.025), (0.228, 0.05), (float("inf"), 0.1))
 #: A pause outlasts the retry interval by this much: django-q2's own short writes (taking
 #: a task, saving its result) land in the pause too.
 SLACK = 0.015
-#: The pause in which every waiting writer, however long it has waited, retries.
-LONGEST = RETRIES[-1][1] + SLACK
 #: How often a process waiting for its turn looks again.
 POLL = 0.002
 #: The lock file's content: when the current burst began, when the last turn ended, and
-#: since when a writer may have waited without a retry in a pause (see ``turn``).
-_STATE = struct.Struct("ddd")
+#: since when a writer may have waited without a retry in a pause, and whether the last
+#: turn left a transaction open (see ``turn``).
+_STATE = struct.Struct("dddd")
 
 _files: dict[tuple[int, str], int] = {}
 _threads: dict[str, threading.Lock] = {}
@@ -72,27 +71,28 @@ def paced(database: Callable[..., str]) -> Callable[[Callable[..., Any]], Callab
 
 
 @contextmanager
-def turn(db: str) -> Iterator[None]:
-    """Hold the worker's turn to write to ``db`` (SQLite only: elsewhere, at once)."""
+def turn(db: str, *, leaves_open: bool = False) -> Iterator[None]:
+    """Hold the worker's turn to write to ``db`` (SQLite only: elsewhere, at once);
+    ``leaves_open``: the turn begins a transaction that goes on past it."""
     path = _lock_path(db)
     held = _held.__dict__.setdefault("paths", set())
     if path is None or path in held:  # a task run inside a task (sync): one turn
         yield
         return
     with _threads.setdefault(path, threading.Lock()), _locked(path, _busy_timeout(db)) as fd:
-        began, ended, since = _read(fd)
+        began, ended, since, open_after = _read(fd)
         now = time.time()
-        # A pause sized for a writer that began waiting when its burst began misses one
-        # that began before (in a write outside the turns, or a pause shorter than its
-        # retries): it is sized for a writer waiting ``since`` the last break every
-        # waiting writer had a retry in, and only such a break moves ``since``.
+        # A pause is sized for a writer waiting ``since`` the last break every waiting
+        # writer had a retry in. A transaction left open by the last turn held the lock
+        # after it: neither the time since nor the pause that follows is such a break
+        # for a writer that began waiting in it, so ``since`` stays for the next pause.
         pause = pause_for(ended - since)
-        if not 0 <= now - ended < pause:  # others had their break since: a new burst
+        if not open_after and not 0 <= now - ended < pause:  # others had their break
             began = since = now
         elif now - began >= BURST:
-            time.sleep(ended + pause - now)
+            time.sleep(max(0.0, ended + pause - now))
             began = time.time()
-            if pause >= LONGEST:
+            if not open_after:
                 since = began
         held.add(path)
         try:
@@ -100,7 +100,7 @@ def turn(db: str) -> Iterator[None]:
         finally:
             held.discard(path)
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, _STATE.pack(began, time.time(), since))
+            os.write(fd, _STATE.pack(began, time.time(), since, leaves_open))
 
 
 def pace_every_write() -> None:
@@ -131,7 +131,7 @@ def _between_turns(
     connection = context["connection"]
     if connection.in_atomic_block or not sql.lstrip()[:7].upper().startswith(_WRITES):
         return execute(sql, params, many, context)
-    with turn(connection.alias):
+    with turn(connection.alias, leaves_open=sql.lstrip()[:5].upper() == "BEGIN"):
         return execute(sql, params, many, context)
 
 
@@ -141,7 +141,7 @@ def pause_for(waited: float) -> float:
     return next(interval for upto, interval in RETRIES if waited < upto) + SLACK
 
 
-def _read(fd: int) -> tuple[float, float, float]:
+def _read(fd: int) -> tuple[float, float, float, float]:
     os.lseek(fd, 0, os.SEEK_SET)
     return _STATE.unpack(os.read(fd, _STATE.size).ljust(_STATE.size, b"\0"))
 

@@ -46,12 +46,15 @@ def test_after_a_burst_the_next_turn_leaves_the_lock_alone_past_a_writers_retry(
 
 
 @on_sqlite
-def test_a_writer_that_missed_a_short_pause_gets_a_long_one_after_the_next_turn(monkeypatch):
+def test_a_writer_waiting_in_a_transaction_a_turn_left_open_gets_a_pause_long_enough(
+    monkeypatch,
+):
     monkeypatch.setattr(pacing, "BURST", 0)
-    for _ in range(2):
-        with pacing.turn("default"):
-            time.sleep(0.1)  # the pause between the two is 40 ms; a writer that began
-            # waiting with the first and missed it retries 100 ms apart by the second's end
+    with pacing.turn("default", leaves_open=True):
+        pass  # a BEGIN outside the turns: its transaction holds the lock 150 ms more
+    time.sleep(0.15)
+    with pacing.turn("default"):
+        time.sleep(0.1)  # a writer waiting since the BEGIN now retries 100 ms apart
     began = time.monotonic()
     with pacing.turn("default"):
         waited = time.monotonic() - began
