@@ -10,8 +10,10 @@ recompute) is a turn taken through a lock file beside the database: one turn
 of any of the worker's processes at a time, as SQLite would have it anyway.
 Once turns have followed each other for ``BURST`` without a break, the next
 one waits until the lock has been left alone longer than the busy handler's
-retry interval for a writer that began waiting when the burst began, so that
-writer gets its turn in the pause.
+retry interval for a writer that began waiting at the last break every waiting
+writer had a retry in, so that writer gets its turn in the pause. The worker's
+other writes (django-q2's, its lease and heartbeats) take SQLite's lock in a turn
+too (``pace_every_write``), so none of them takes it in a pause.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections
+from django.db.backends.signals import connection_created
 
 try:
     import fcntl
@@ -42,8 +45,10 @@ RETRIES = ((0.128, 0.025), (0.228, 0.05), (float("inf"), 0.1))
 SLACK = 0.015
 #: How often a process waiting for its turn looks again.
 POLL = 0.002
-#: The lock file's content: when the current burst began and when the last turn ended.
-_STATE = struct.Struct("dd")
+#: The lock file's content: when the current burst began, when the last turn ended, and
+#: since when a writer may have waited without a retry in a pause, and whether the last
+#: turn left a transaction open (see ``turn``).
+_STATE = struct.Struct("dddd")
 
 _files: dict[tuple[int, str], int] = {}
 _threads: dict[str, threading.Lock] = {}
@@ -66,29 +71,68 @@ def paced(database: Callable[..., str]) -> Callable[[Callable[..., Any]], Callab
 
 
 @contextmanager
-def turn(db: str) -> Iterator[None]:
-    """Hold the worker's turn to write to ``db`` (SQLite only: elsewhere, at once)."""
+def turn(db: str, *, leaves_open: bool = False) -> Iterator[None]:
+    """Hold the worker's turn to write to ``db`` (SQLite only: elsewhere, at once);
+    ``leaves_open``: the turn begins a transaction that goes on past it."""
     path = _lock_path(db)
     held = _held.__dict__.setdefault("paths", set())
     if path is None or path in held:  # a task run inside a task (sync): one turn
         yield
         return
     with _threads.setdefault(path, threading.Lock()), _locked(path, _busy_timeout(db)) as fd:
-        began, ended = _read(fd)
+        began, ended, since, open_after = _read(fd)
         now = time.time()
-        pause = pause_for(ended - began)
-        if not 0 <= now - ended < pause:  # others had their break since: a new burst
-            began = now
+        # A pause is sized for a writer waiting ``since`` the last break every waiting
+        # writer had a retry in. A transaction left open by the last turn held the lock
+        # after it: neither the time since nor the pause that follows is such a break
+        # for a writer that began waiting in it, so ``since`` stays for the next pause.
+        pause = pause_for(ended - since)
+        if not open_after and not 0 <= now - ended < pause:  # others had their break
+            began = since = now
         elif now - began >= BURST:
-            time.sleep(ended + pause - now)
+            time.sleep(max(0.0, ended + pause - now))
             began = time.time()
+            if not open_after:
+                since = began
         held.add(path)
         try:
             yield
         finally:
             held.discard(path)
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, _STATE.pack(began, time.time()))
+            os.write(fd, _STATE.pack(began, time.time(), since, leaves_open))
+
+
+def pace_every_write() -> None:
+    """In a worker process: every write on SQLite outside a turn (django-q2's broker and
+    monitor, the worker's lease and heartbeats, queueing a run) takes the lock in a turn,
+    after the turn in progress and its pause, so it never takes it in a pause."""
+    connection_created.connect(_between_turns_from_now_on, dispatch_uid=__name__)
+    for connection in connections.all(initialized_only=True):
+        _between_turns_from_now_on(type(connection), connection)
+
+
+def _between_turns_from_now_on(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if connection.vendor == "sqlite" and _between_turns not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_between_turns)
+
+
+#: The statements that take SQLite's write lock outside a transaction, or begin one.
+_WRITES = ("BEGIN", "INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+def _between_turns(
+    execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
+) -> Any:
+    """A write, or a transaction's ``BEGIN``, takes SQLite's lock in a turn: waiting in
+    SQLite's busy handler instead, it would take the lock in the next turn's pause. The
+    transaction goes on past the turn (which would otherwise have to last to its end);
+    the next turn waits for its ``COMMIT``, before that turn's pause."""
+    connection = context["connection"]
+    if connection.in_atomic_block or not sql.lstrip()[:7].upper().startswith(_WRITES):
+        return execute(sql, params, many, context)
+    with turn(connection.alias, leaves_open=sql.lstrip()[:5].upper() == "BEGIN"):
+        return execute(sql, params, many, context)
 
 
 def pause_for(waited: float) -> float:
@@ -97,7 +141,7 @@ def pause_for(waited: float) -> float:
     return next(interval for upto, interval in RETRIES if waited < upto) + SLACK
 
 
-def _read(fd: int) -> tuple[float, float]:
+def _read(fd: int) -> tuple[float, float, float, float]:
     os.lseek(fd, 0, os.SEEK_SET)
     return _STATE.unpack(os.read(fd, _STATE.size).ljust(_STATE.size, b"\0"))
 

@@ -6,8 +6,10 @@ import time
 
 import pytest
 from django.db import connection
+from django.db.backends.signals import connection_created
 
 from django_workflow import pacing
+from tests.testapp.models import Ticket
 
 on_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's one writer")
 
@@ -40,6 +42,46 @@ def test_after_a_burst_the_next_turn_leaves_the_lock_alone_past_a_writers_retry(
     began = time.monotonic()
     with pacing.turn("default"):
         waited = time.monotonic() - began
+    assert waited >= 0.05
+
+
+@on_sqlite
+def test_a_writer_waiting_in_a_transaction_a_turn_left_open_gets_a_pause_long_enough(
+    monkeypatch,
+):
+    monkeypatch.setattr(pacing, "BURST", 0)
+    with pacing.turn("default", leaves_open=True):
+        pass  # a BEGIN outside the turns: its transaction holds the lock 150 ms more
+    time.sleep(0.15)
+    with pacing.turn("default"):
+        time.sleep(0.1)  # a writer waiting since the BEGIN now retries 100 ms apart
+    began = time.monotonic()
+    with pacing.turn("default"):
+        waited = time.monotonic() - began
+    assert waited >= 0.1
+
+
+@pytest.fixture
+def every_write_paced():
+    pacing.pace_every_write()
+    yield
+    connection_created.disconnect(dispatch_uid=pacing.__name__)
+    connection.execute_wrappers.remove(pacing._between_turns)
+
+
+@on_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_write_outside_a_turn_leaves_the_pause_after_a_burst_alone(
+    monkeypatch, every_write_paced
+):
+    """django-q2's broker writes between turns too: in a pause it would take the lock a
+    waiting writer's retry was due to find free."""
+    monkeypatch.setattr(pacing, "BURST", 0)
+    with pacing.turn("default"):
+        time.sleep(0.15)  # a writer that began waiting now retries 50 ms apart
+    began = time.monotonic()
+    Ticket.objects.create()
+    waited = time.monotonic() - began
     assert waited >= 0.05
 
 

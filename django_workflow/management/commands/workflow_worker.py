@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from django_workflow.deadlines import catch_up
+from django_workflow.pacing import pace_every_write
 from django_workflow.registry import workflow_models
 from django_workflow.schedulers import Scheduler, all_works, loaded
 from django_workflow.supervisor import Supervisor
@@ -50,6 +51,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         configure_logging(options["verbosity"], self.stdout)
+        pace_every_write()
         works, schedulers = all_works(), loaded()
         self._summary(works, schedulers)
         for label, count in catch_up(workflow_models()).items():
