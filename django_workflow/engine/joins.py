@@ -28,23 +28,29 @@ from ..relations import relation_named
 from . import moves
 
 
-def after_moves(model: Any, pks: list[Any], db: str, instance: Any = None) -> None:
-    """The hook of every step change and creation of ``model``'s records ``pks``: the
-    records that entered a join step, and the parents of those that are children of one,
-    are evaluated. ``instance`` (the caller's, of a single move) follows its record on."""
+def after_moves(
+    model: Any, pks: list[Any], db: str, step: str | None, instance: Any = None
+) -> None:
+    """The hook of every step change and creation of ``model``'s records ``pks`` into
+    ``step``: those records are evaluated when ``step`` holds a join, and the parents of
+    those that are children of one are evaluated. ``instance`` (the caller's, of a single
+    move) follows its record on."""
     if model.workflow is None or not pks:
         return
-    if _join_steps(model):
+    if step in _join_steps(model):
         for pk in pks:
             moved = evaluate(model, pk, db, child=None)
             if moved is not None and instance is not None:
                 owned = model.workflow.owned_columns
                 moves.apply(instance, {f: v for f, v in moved.__dict__.items() if f in owned})
     for parent_model, field in _parents_over(model):
-        rows = model._base_manager.using(db).filter(pk__in=pks)
-        parents = sorted(set(rows.values_list(field.attname, flat=True)) - {None})
-        for parent_pk in parents:
-            evaluate(parent_model, parent_pk, db, child=_first_child(rows, field, parent_pk))
+        rows = model._base_manager.using(db).filter(pk__in=pks).order_by("pk")
+        first_child: dict[Any, Any] = {}  # the child named on the parent's log row
+        for pk, parent_pk in rows.values_list("pk", field.attname):
+            if parent_pk is not None:
+                first_child.setdefault(parent_pk, pk)
+        for parent_pk in sorted(first_child):
+            evaluate(parent_model, parent_pk, db, child=_label(model, first_child[parent_pk]))
 
 
 def child_deleted(
@@ -110,12 +116,6 @@ def _move(parent: Any, step: str, target: str, child: str | None) -> Any:
 
 def _label(model: Any, pk: Any) -> str:
     return f"{model._meta.label} {pk}"
-
-
-def _first_child(rows: Any, field: Any, parent_pk: Any) -> str:
-    """The child named on the parent's log row: of a bulk move, its first moved child."""
-    own = rows.filter(**{field.attname: parent_pk}).order_by("pk")
-    return _label(rows.model, own.values_list("pk", flat=True).first())
 
 
 @cache

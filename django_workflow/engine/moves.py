@@ -210,7 +210,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         instances = model._base_manager.using(db).in_bulk(pks)
     for pk in pks:
         announce(model, pk, instances.get(pk), event, db)
-    _moved(model, pks, db)
+    _moved(model, pks, db, step)
     return pks
 
 
@@ -308,14 +308,14 @@ def _after_change(record: Any, event: Event, db: str) -> None:
     _owe_and_announce(record, event, db)
 
 
-#: What else a step change sets off in its transaction, ``(model, pks, db, instance)``:
+#: What else a step change sets off in its transaction, ``(model, pks, db, step, instance)``:
 #: ``joins`` adds its evaluation when the engine loads (it moves records through here).
 AFTER_MOVES: list[Callable[..., None]] = []
 
 
-def _moved(model: Any, pks: list[Any], db: str, instance: Any = None) -> None:
+def _moved(model: Any, pks: list[Any], db: str, step: str | None, instance: Any = None) -> None:
     for hook in AFTER_MOVES:
-        hook(model, pks, db, instance)
+        hook(model, pks, db, step, instance)
 
 
 def _owe_and_announce(record: Any, event: Event, db: str) -> None:
@@ -323,7 +323,7 @@ def _owe_and_announce(record: Any, event: Event, db: str) -> None:
         type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
     )
     announce(type(record), record.pk, record, event, db)
-    _moved(type(record), [record.pk], db, record)
+    _moved(type(record), [record.pk], db, event.to_state, record)
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:

@@ -150,7 +150,8 @@ def records_created(records: list[Any], using: str | None = None) -> None:
         owed_effects.owe(model, step, entered, db)
     for record in records:
         announce(model, record.pk, record, _initial(record), db)
-    joins.after_moves(model, [record.pk for record in records], db)
+    for step, entered in entries.items():
+        joins.after_moves(model, [pk for pk, _ in entered], db, step)
 
 
 def _initial(record: Any) -> Event:
