@@ -121,7 +121,8 @@ class CompiledWorkflow:
 
     @cached_property
     def works(self) -> tuple[Work, ...]:
-        """Every unit of work: automatic steps, timeouts and every, in declaration order."""
+        """Every unit of work: automatic steps, timeouts, every and join re-checks, in
+        declaration order."""
         return compile_works(self)
 
     def work(self, name: str) -> Work:
@@ -152,8 +153,9 @@ class CompiledWorkflow:
 
     @cached_property
     def deadline_works(self) -> dict[str, tuple[Work, ...]]:
-        """Per step, the timeouts and everies the schedulers run (``self_scheduled`` ones
-        are run by the project); ``next_due_at`` covers exactly these."""
+        """Per step, the timeouts, everies and join re-checks the schedulers run
+        (``self_scheduled`` ones are run by the project); ``next_due_at`` covers exactly
+        these."""
         by_step: dict[str, list[Work]] = {}
         for work in self.works:
             if work.deadline is not None and not work.self_scheduled:
@@ -167,12 +169,13 @@ class CompiledWorkflow:
 
     @property
     def has_deadlines(self) -> bool:
-        """Whether any step has a deadline a scheduler runs (readable before the model exists)."""
+        """Whether any step has a deadline a scheduler runs, or a join it re-checks
+        (readable before the model exists)."""
         return any(
             getattr(deadline, "self_scheduled", False) is not True
             for step in self.steps.values()
             for deadline in step.deadlines
-        )
+        ) or any(step.joins for step in self.steps.values())
 
     @cached_property
     def has_votes(self) -> bool:

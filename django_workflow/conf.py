@@ -24,6 +24,8 @@ DEFAULTS: dict[str, Any] = {
     "SHUTDOWN_GRACE": 25,
     # Seconds within which an action cut short by a crash runs again on another worker.
     "RECOVERY_AFTER": 60,
+    # Seconds between the worker's re-checks of a parent waiting in a join step.
+    "JOIN_RECHECK": 300,
 }
 
 

@@ -42,6 +42,8 @@ class WorkKind(models.TextChoices):
     EVERY = "every"
     #: A step's ``on_enter``: owed once per entry (a ``PendingEffect`` row), not a deadline.
     EFFECT = "effect"
+    #: A parent waiting in a ``Join`` step, re-checked by the worker.
+    JOIN = "join"
 
 
 @dataclass(frozen=True)

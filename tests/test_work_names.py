@@ -1,5 +1,5 @@
 """Work names (``step:<step>``, ``enter:<step>``, ``timeout:<step>.<name>``,
-``every:<step>.<name>``) are durable keys: ``django_workflow.work.names`` builds and
+``every:<step>.<name>``, ``join:<step>``) are durable keys: ``django_workflow.work.names`` builds and
 reads them, and no other module spells one (docs/deadlines.md, units of work)."""
 
 import ast
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from django_workflow.work import names
-from tests.testapp.models import Candidate, Proposal, Sync
+from tests.testapp.models import Candidate, Consignment, Proposal, Sync
 
 PACKAGE = Path(__file__).resolve().parent.parent / "django_workflow"
-PREFIXES = ("step:", "enter:", "timeout:", "every:")
+PREFIXES = ("step:", "enter:", "timeout:", "every:", "join:")
 
 
 def spelled(source):
@@ -50,3 +50,4 @@ def test_each_kind_is_named_as_its_records_and_logs_know_it():
     assert names.automatic_step("timeout:review.reminder") is None
     assert {w.name for w in Proposal.workflow.works} >= {names.timeout_work("review", "reminder")}
     assert Candidate.workflow.work(names.step_work("screening")).step == "screening"
+    assert [w.name for w in Consignment.workflow.works] == [names.join_work("picking")]

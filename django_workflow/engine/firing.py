@@ -5,7 +5,8 @@ Transition timeouts move whole batches: one claiming UPDATE per batch
 run the same work at once). Action timeouts and every fire record by record,
 each in a transaction of its own, so a crash repeats at most the record in
 flight and no other writer waits longer than one action. Automatic steps
-are run one record at a time by the engine.
+are run one record at a time by the engine. Parents due for a join re-check are
+locked and evaluated a batch at a time (``join_rechecks``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..scheduling import due_at
 from ..signals import work_fired
 from ..work import Work
 from . import effects
+from .join_rechecks import recheck
 from .moves import entry_changes, move_many
 from .rescheduling import reschedule
 from .running import fire
@@ -80,6 +82,9 @@ class Firing:
 
     def act(self, work: Work, records: list[Any]) -> list[Any]:
         return _fire(self.model, work, records, self.now, self.db)
+
+    def rejoin(self, work: Work, records: list[Any]) -> list[Any]:
+        return recheck(self.model, work, [record.pk for record in records], self.now, self.db)
 
 
 def run_due(

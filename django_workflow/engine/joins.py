@@ -9,7 +9,8 @@ connections the second waits for the first's commit, then reads both done: the p
 moves exactly once. A bulk move of children evaluates each parent once.
 
 This room owns finding the parents and deciding where a parent goes; ``moves`` writes
-the parent's move (trigger ``join``, ``data`` naming the completing child).
+the parent's move (trigger ``join``, ``data`` naming the completing child), and
+``join_rechecks`` is the worker's re-check of waiting parents.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def evaluate(model: Any, pk: Any, db: str, child: str | None) -> Any:
         for join in _join_steps(model).get(step, ()):
             target = destination(parent, join, db)
             if target is not None:
-                return _move(parent, step, target, child)
+                return move_on(parent, step, target, child)
     return None
 
 
@@ -99,14 +100,19 @@ def destination(parent: Any, join: Any, db: str) -> str | None:
         **{relation.field.name: parent}
     )
     state = relation.related_model.workflow.state_attribute
-    steps = set(children.values_list(state, flat=True).distinct())
+    return decide(join, set(children.values_list(state, flat=True).distinct()))
+
+
+def decide(join: Any, steps: set[str]) -> str | None:
+    """Where ``join`` sends a parent whose children are in ``steps`` (the set of them)."""
     for child_step, parent_step in join.any_in.items():
         if child_step in steps:
             return parent_step
     return join.to if steps <= set(join.all_in) else None
 
 
-def _move(parent: Any, step: str, target: str, child: str | None) -> Any:
+def move_on(parent: Any, step: str, target: str, child: str | None) -> Any:
+    """Move ``parent``, locked by the caller in ``step``, to ``target`` (trigger ``join``)."""
     workflow = type(parent).workflow
     data = None if child is None else {"child": child}
     entered = getattr(parent, STATE_ENTERED_AT)

@@ -2,8 +2,9 @@
 
 The one writer of ``next_due_at`` besides a move (which writes it with the
 entry): after a firing or a failure, after ``QuerySet.update()`` moved what a
-deadline counts from, for records a poll found with nothing due, and for
-every record when the worker starts after the declaration of deadlines changed.
+deadline counts from, for records a poll found with nothing due, for parents a
+join re-check left waiting, and for every record when the worker starts after
+the declaration of deadlines changed.
 """
 
 from __future__ import annotations
@@ -86,6 +87,15 @@ def store(model: Any, records: list[Any], db: str, now: datetime | None = None, 
     if stale:
         model._base_manager.using(db).bulk_update(stale, [NEXT_DUE_AT], batch_size=500)
     return len(stale)
+
+
+def rearm(model: Any, records: list[Any], work: Any, at: datetime, db: str, now: datetime) -> int:
+    """After a re-check that left the loaded (and locked) ``records`` where they were:
+    ``work`` is due again at ``at``, their other deadlines as they stand."""
+    waits = _waits(model, records, now, db)
+    for record in records:
+        waits.setdefault(record.pk, {})[work.name] = at
+    return store(model, records, db, now, waits)
 
 
 def postpone(model: Any, pk: Any, work: Any, wait: Any, db: str) -> None:

@@ -7,7 +7,7 @@ per record. The two agree: for calendar durations ``match`` is exact; for
 business days and wall-clock (``cron``) schedules it is a pre-filter on a
 lower bound that the index still serves, and ``due_at`` decides the instant.
 
-Each kind (``step``, ``timeout``, ``every``, …) is a class of its own owning
+Each kind (``step``, ``timeout``, ``every``, ``join``, …) is a class of its own owning
 ``match``, ``due_at`` and how it runs: ``run`` and ``fire`` call the engine
 through a ``Runner`` the engine hands them, so this package never imports it.
 """
@@ -47,6 +47,7 @@ class Runner(Protocol):
     def actions(self, work: Work) -> int: ...
     def move(self, work: Work, records: list[Any]) -> list[Any]: ...
     def act(self, work: Work, records: list[Any]) -> list[Any]: ...
+    def rejoin(self, work: Work, records: list[Any]) -> list[Any]: ...
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+
 from ..columns import (
     ON_ENTER,
     STATE_ENTERED_AT,
@@ -12,11 +14,13 @@ from ..columns import (
     fired_count_column,
     last_fired_column,
 )
+from ..conf import workflow_settings
 from ..declaration import Every, Retry, Step, Timeout
 from ..durations import InvalidDuration, parse_duration, parse_timedelta
 from . import names
 from .base import Deadline, Duration, Work
 from .every import EveryWork
+from .join import JoinRecheck
 from .step import EntryWork, StepWork
 from .timeout import ActionTimeout, TransitionTimeout
 
@@ -52,6 +56,8 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
             works.append(_entry_work(workflow, step_name, step))
         for deadline in step.deadlines:
             works.append(_deadline_work(workflow, step_name, step, deadline))
+        if step.joins:
+            works.append(_join_work(workflow, step_name))
     return tuple(works)
 
 
@@ -89,6 +95,28 @@ def _entry_work(workflow: Any, name: str, step: Step) -> Work:
         time_limit=_time_limit(step),
         **_common(workflow, name),
     )
+
+
+def _join_work(workflow: Any, name: str) -> Work:
+    return JoinRecheck(
+        name=names.join_work(name),
+        entity=name,
+        deadline=Deadline(STATE_ENTERED_AT, join_recheck()),
+        retry=Retry(),
+        check_interval=workflow.check_interval,
+        **_common(workflow, name),
+    )
+
+
+def join_recheck() -> timedelta:
+    """``DJANGO_WORKFLOW["JOIN_RECHECK"]``: seconds between re-checks of a waiting parent."""
+    seconds = workflow_settings.JOIN_RECHECK
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+        raise ImproperlyConfigured(
+            f'DJANGO_WORKFLOW["JOIN_RECHECK"] must be a positive number of seconds, '
+            f"not {seconds!r}."
+        )
+    return timedelta(seconds=seconds)
 
 
 def _time_limit(step: Step) -> timedelta | None:

@@ -997,3 +997,37 @@ class Parcel(WorkflowModel):
         packed = Step()
         void = Step()
         lost = Step()
+
+
+class Wave(WorkflowModel):
+    """A pick wave released once its picks exist, waiting for the worker to run them
+    (docs/transitions.md, "Joins"): a join whose children are automatic steps."""
+
+    class Workflow:
+        log = True
+
+        planning = Step(Transition("release", to="picking"))
+        picking = Step(Join("picks", all_in=["picked"], to="picked"))
+        picked = Step()
+
+
+class Pick(WorkflowModel):
+    """A pick the worker runs: its action notes each start in a file, sleeps, and counts
+    the runs it committed."""
+
+    wave = models.ForeignKey(Wave, related_name="picks", on_delete=models.CASCADE)
+    trace = models.CharField(max_length=500)
+    sleep_seconds = models.FloatField(default=0)
+    runs = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+
+        picking = Step(action="pick", on_success="picked", time_limit="60s")
+        picked = Step()
+
+    def pick(self):
+        with open(self.trace, "a") as trace:
+            trace.write(f"start {self.pk}\n")
+        time.sleep(self.sleep_seconds)
+        self.runs += 1
