@@ -1,6 +1,6 @@
 """Work names (``step:<step>``, ``enter:<step>``, ``timeout:<step>.<name>``,
-``every:<step>.<name>``, ``join:<step>``) are durable keys: ``django_workflow.work.names`` builds and
-reads them, and no other module spells one (docs/deadlines.md, units of work)."""
+``every:<step>.<name>``, ``join:<step>``) are durable keys: ``django_workflow.work.names``
+builds and reads them, and no other module spells one (docs/deadlines.md, units of work)."""
 
 import ast
 from pathlib import Path
