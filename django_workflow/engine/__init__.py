@@ -16,7 +16,8 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 ``owed_effects`` the effects an entry owes, and ``effects`` runs them;
 ``recovery`` brings back what a dead worker held.
 ``cascades`` moves a parent's children with it (``Transition(cascade=...)``);
-``joins`` moves a parent on once its children are done (``Join``).
+``joins`` moves a parent on once its children are done (``Join``), and
+``join_rechecks`` is the worker's re-check of the parents still waiting.
 """
 
 from ..errors import error_summary, error_text
