@@ -123,6 +123,7 @@ class UndoNotPermitted(WorkflowError):
         "no_actor",
         "different_actor",
         "effect_ran",
+        "cascaded",
     )
 
     def __init__(self, reason: str, message: str = "") -> None:

@@ -6,7 +6,9 @@ undoes. Undoing an undo is redo. Refusals raise ``UndoNotPermitted`` with a
 ``reason``; nothing changes. The same rules hold for undo and redo: both are
 possible within ``Undo(within=...)`` of the manual move the chain began with,
 and neither once the worker has started on the step the move entered (its
-``on_enter``, its action, a deadline of it): that effect has gone out.
+``on_enter``, its action, a deadline of it): that effect has gone out. Nor is a
+transition with a ``cascade`` undone: its children moved with it, and rewinding the
+record alone would leave them moved.
 
 The engine is imported where an undo runs, not on import: the admin asks
 ``undoable`` while Django loads it, and ``manage.py check`` loads no runtime.
@@ -44,6 +46,12 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
         if row.triggered_by != Trigger.MANUAL or transition is None or not transition.undoable:
             raise UndoNotPermitted(
                 "not_undoable", f"The last step change ({row.transition_name!r}) is not undoable."
+            )
+        if transition.cascade:  # rewinding the record alone would leave its children moved
+            raise UndoNotPermitted(
+                "cascaded",
+                f"The last step change ({row.transition_name!r}) moved related records with it "
+                f"(cascade over {', '.join(transition.cascade)}); undo would not move them back.",
             )
     made = _first_move(row).occurred_at
     if undo.within is not None and timezone.now() - made > parse_timedelta(undo.within):

@@ -10,8 +10,9 @@ from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDen
 from django_workflow.engine.attempts import start_attempt
 from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
+from django_workflow.undo import undoable
 from tests.moments import T
-from tests.testapp.models import Candidate, Decision, Draft, Shipment
+from tests.testapp.models import Bottle, Candidate, Crate, Decision, Draft, Shipment
 
 pytestmark = pytest.mark.django_db
 
@@ -224,3 +225,20 @@ def test_the_log_names_undo_and_redo_however_long_the_chain():
         "redo of reject",
         "undo of reject",
     ]
+
+
+def test_a_move_that_cascaded_to_children_is_not_undone_and_nothing_changes():
+    crate = Crate.objects.create()
+    bottles = [Bottle.objects.create(crate=crate) for _ in range(3)]
+    bottles[0].fill()
+    crate.close()
+    crate.cancel(actor=ada)  # voids the two open bottles (docs/transitions.md, "Cascades")
+    assert undoable(crate, ada) is None  # the admin offers no undo button
+    assert refusal(crate, ada) == "cascaded"
+    assert Crate.objects.get(pk=crate.pk).state == "cancelled"
+    assert list(crate.bottles.order_by("pk").values_list("state", flat=True)) == [
+        "filled",
+        "void",
+        "void",
+    ]
+    assert not crate.history().filter(triggered_by="undo").exists()

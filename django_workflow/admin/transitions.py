@@ -48,6 +48,7 @@ class WorkflowTransitionViews:
         "no_actor": "only the person who made the move may undo it",
         "different_actor": "only the person who made the move may undo it",
         "effect_ran": "the step it entered has already started its work",
+        "cascaded": "its last move took related records with it",
     }
 
     # What a button offers and asks ----------------------------------------------------

@@ -9,7 +9,8 @@ action raising), the children's moves roll back with it. Children are locked ste
 step, in key order, child rows before the parent row — the order a child's own
 transition takes — so a child changed on another connection meanwhile is waited for
 and then read as it was committed: it moves if its new step offers the transition,
-and stays otherwise.
+and stays otherwise. The children's moves leave the parent's own join alone
+(``joins.leaving``): the parent is leaving its step by this transition.
 
 This room owns finding, locking and counting the children; ``moves.move_many`` writes
 each group of plain moves, and ``manual`` moves a child whose transition needs a
@@ -28,6 +29,7 @@ from django.utils import timezone
 from ..errors import WorkflowError
 from ..events import Event, Trigger
 from ..relations import relation_named
+from .joins import leaving
 from .moves import database, entry_changes, move_many
 
 #: Moves one child (locked, in a step offering the transition) through the named
@@ -44,10 +46,11 @@ def cascading(
 
     def take_with_children(event: Event) -> Any:
         with transaction.atomic(using=database(record)):
-            counts = {
-                related_name: move_children(record, related_name, name, event.actor, move_child)
-                for related_name, name in cascade.items()
-            }
+            with leaving(record):
+                counts = {
+                    related_name: move_children(record, related_name, name, event.actor, move_child)
+                    for related_name, name in cascade.items()
+                }
             return take(replace(event, data=counted(event.data, counts)))
 
     return take_with_children

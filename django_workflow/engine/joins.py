@@ -8,6 +8,11 @@ and its children read after the lock, so of two last children finishing at once 
 connections the second waits for the first's commit, then reads both done: the parent
 moves exactly once. A bulk move of children evaluates each parent once.
 
+A parent cascading over its children (``Transition(cascade=...)``) is leaving its step
+by a transition of its own: the children's moves do not evaluate its join (``leaving``),
+else a cancel voiding the last open children would complete the join first and find
+its own parent moved. The parent's own move then evaluates the step it enters.
+
 This room owns finding the parents and deciding where a parent goes; ``moves`` writes
 the parent's move (trigger ``join``, ``data`` naming the completing child), and
 ``join_rechecks`` is the worker's re-check of waiting parents.
@@ -15,6 +20,9 @@ the parent's move (trigger ``join``, ``data`` naming the completing child), and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from typing import Any
 
@@ -27,6 +35,25 @@ from ..events import Event, Trigger
 from ..registry import workflow_models
 from ..relations import relation_named
 from . import moves
+
+#: The parents whose children a cascade is moving (``leaving``), by ``_named``.
+_LEAVING: ContextVar[frozenset[tuple[Any, str, Any]]] = ContextVar("leaving", default=frozenset())
+
+
+@contextmanager
+def leaving(record: Any) -> Iterator[None]:
+    """While open, the moves of ``record``'s children leave its join alone: ``record`` is
+    about to leave its step by its own transition, in the same transaction."""
+    token = _LEAVING.set(_LEAVING.get() | {_named(type(record), moves.database(record), record.pk)})
+    try:
+        yield
+    finally:
+        _LEAVING.reset(token)
+
+
+def _named(model: Any, db: str, pk: Any) -> tuple[Any, str, Any]:
+    """A parent row, the same whichever proxy of its model an instance is of."""
+    return (model._meta.concrete_model, db, pk)
 
 
 def after_moves(
@@ -78,6 +105,8 @@ def _deleted_with(origin: Any, parent_model: Any, parent_pk: Any) -> bool:
 def evaluate(model: Any, pk: Any, db: str, child: str | None) -> Any:
     """Lock the parent; if it waits in a join step whose join is complete, move it."""
     workflow = model.workflow
+    if _named(model, db, pk) in _LEAVING.get():
+        return None
     with transaction.atomic(using=db):
         parent = model._base_manager.using(db).select_for_update().filter(pk=pk).first()
         if parent is None:

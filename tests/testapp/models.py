@@ -1031,3 +1031,38 @@ class Pick(WorkflowModel):
             trace.write(f"start {self.pk}\n")
         time.sleep(self.sleep_seconds)
         self.runs += 1
+
+
+class Crate(WorkflowModel):
+    """A crate waiting for its bottles (docs/transitions.md, "Joins") whose cancel voids
+    the bottles still open ("Cascades"): the cancel and the last bottle's filling race."""
+
+    class Workflow:
+        log = True
+        undo = Undo()
+
+        filling = Step(Transition("close", to="packing"))
+        packing = Step(
+            Join("bottles", all_in=["filled", "void"], to="sealed"),
+            Transition("cancel", to="cancelled", cascade={"bottles": "void"}, undoable=True),
+        )
+        sealed = Step()
+        cancelled = Step()
+
+
+class Bottle(WorkflowModel):
+    """A bottle of a crate: filled by hand, or void once it waited open an hour (a
+    transition timeout, fired in batches)."""
+
+    crate = models.ForeignKey(Crate, related_name="bottles", on_delete=models.CASCADE)
+
+    class Workflow:
+        log = True
+
+        open = Step(
+            Transition("fill", to="filled"),
+            Transition("void", to="void"),
+            Timeout("spoil", fire_after="1h", transition_to="void"),
+        )
+        filled = Step()
+        void = Step()
