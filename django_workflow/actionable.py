@@ -8,6 +8,10 @@ condition share one ``state IN (…)`` branch; the branches are ORed into one
 filter on the state column's index. A branch that follows a to-many
 relation goes into a ``pk IN (subquery)``, so no row is returned twice.
 
+A ``quorum`` transition the actor already voted for in the record's stay offers
+nothing to them: its branch also says ``NOT EXISTS`` (their vote), so a record
+whose every offered transition they voted for is not listed.
+
 When a policy in play has no exact filter for the actor (a custom policy
 without ``q``; ``has_perm`` where an object-permission backend may grant some
 records) or a ``when`` is a callable, that transition's records are narrowed
@@ -25,6 +29,7 @@ from typing import Any
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
+from .ballots import not_voted
 from .evaluation import lookup_roots, lookups
 from .policies import (
     EVERYTHING,
@@ -92,11 +97,13 @@ def plan_for(model: Any, actor: Any) -> Plan:
                 continue
             if isinstance(transition.when, Q):
                 plan.calculations |= lookup_roots(transition.when) & set(workflow.calculations)
+            condition = both(when, not_voted(model, transition, actor))
             if by_policy.exact and when_exact:
-                sure.setdefault(id(policy), (by_policy.q, []))[1].append(when)
+                sure.setdefault(id(policy), (by_policy.q, []))[1].append(condition)
             else:
-                unsure.setdefault(id(policy), (by_policy.q, []))[1].append(when)
-                plan.asked.setdefault(step, []).append((transition, _guard(plan, transition)))
+                unsure.setdefault(id(policy), (by_policy.q, []))[1].append(condition)
+                guard = _guard(plan, condition)
+                plan.asked.setdefault(step, []).append((transition, guard))
         if sure:
             exact[step] = [both(q, _any_guard(whens)) for q, whens in sure.values()]
         if unsure:
@@ -121,12 +128,13 @@ def _when(when: Any) -> tuple[Q, bool]:
     return EVERYTHING, False  # a callable: asked per record
 
 
-def _guard(plan: Plan, transition: Any) -> str | None:
-    """Name the annotation that reads an asked transition's ``Q`` guard."""
-    if not isinstance(transition.when, Q):
+def _guard(plan: Plan, condition: Q) -> str | None:
+    """Name the annotation that reads what SQL says of an asked transition: its ``Q``
+    guard, and that the actor has not voted for it yet; ``None`` when nothing."""
+    if allows_everything(condition):
         return None
     name = f"_workflow_when_{len(plan.guards)}"
-    plan.guards[name] = transition.when
+    plan.guards[name] = condition
     return name
 
 
@@ -214,10 +222,9 @@ def _allows(record: Any, workflow: Any, plan: Plan, actor: Any) -> bool:
     """What ``available_actions`` asks of one asked transition: its ``when``, then its policy."""
     step = record.current_step
     for transition, guard in plan.asked.get(step, ()):
-        if guard is not None:
-            holds = bool(getattr(record, guard))
-        else:
-            holds = transition.when is None or bool(transition.when(record))
+        holds = guard is None or bool(getattr(record, guard))
+        if holds and transition.when is not None and not isinstance(transition.when, Q):
+            holds = bool(transition.when(record))
         policy = workflow.policy_for(step, transition.name)
         if holds and allowed(policy, actor, record, transition.name):
             return True

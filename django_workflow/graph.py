@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext
+
 from . import diagram_svg
 from .diagram_svg import (  # noqa: F401  # the drawing's names, where they were before
     LEGEND_BESIDE_UP_TO,
@@ -23,7 +25,9 @@ from .diagram_svg import (  # noqa: F401  # the drawing's names, where they were
 #: A step name Mermaid can take as an id once prefixed.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
 #: Mermaid's entity codes for what would end a quoted label or a statement.
-_MERMAID_ESCAPES = str.maketrans({"#": "#35;", '"': "#quot;", ";": "#59;", "\n": " "})
+_MERMAID_ESCAPES = str.maketrans({"#": "#35;", '"': "#quot;", ";": "#59;", ":": "#58;", "\n": " "})
+#: How dot draws the edges other than a transition's or a success's.
+_DOT_STYLES = {"error": ", style=dashed", "timeout": ", style=dashed", "join": ", style=bold"}
 #: What would end a quoted Graphviz string.
 _DOT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": " "})
 
@@ -33,7 +37,7 @@ class Edge:
     source: str
     target: str
     label: str  # the name: the transition's or timeout's, "error" or ""
-    kind: str  # "transition" | "success" | "error" | "timeout"
+    kind: str  # "transition" | "success" | "error" | "timeout" | "join"
     text: str = ""  # what people read: the transition's label, "on error", …
 
 
@@ -53,7 +57,25 @@ def edges(workflow: Any) -> list[Edge]:
             if timeout.transition_to is not None:
                 text = str(workflow.deadline_label(name, timeout.name))
                 found.append(Edge(name, timeout.transition_to, timeout.name, "timeout", text))
+        for join in step.joins:
+            found += join_edges(name, join)
     return [edge for edge in found if edge.target in workflow.steps]
+
+
+def join_edges(step: str, join: Any) -> list[Edge]:
+    """A join's ways out, each labelled with its condition: "lines: all in packed, void"
+    to ``to``, then "lines: any lost" to each ``any_in`` target."""
+    children = str(join.related_name)
+    all_in = (join.all_in,) if isinstance(join.all_in, str) else join.all_in
+    done = gettext("%(children)s: all in %(steps)s") % {
+        "children": children,
+        "steps": ", ".join(str(name) for name in all_in),
+    }
+    found = [Edge(step, join.to, children, "join", done)]
+    for child_step, target in join.any_in.items():
+        words = gettext("%(children)s: any %(step)s") % {"children": children, "step": child_step}
+        found.append(Edge(step, target, children, "join", words))
+    return found
 
 
 def mermaid(workflow: Any) -> str:
@@ -102,7 +124,7 @@ def dot(workflow: Any) -> str:
         label = _dot_text(workflow.step_label(name))
         lines.append(f'    "{_dot_text(name)}" [label="{label}"{shape}];')
     for edge in edges(workflow):
-        style = ", style=dashed" if edge.kind in ("error", "timeout") else ""
+        style = _DOT_STYLES.get(edge.kind, "")
         lines.append(
             f'    "{_dot_text(edge.source)}" -> "{_dot_text(edge.target)}" '
             f'[label="{_dot_text(edge.text)}"{style}];'

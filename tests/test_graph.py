@@ -185,7 +185,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 def read(svg):
     """The drawing as boxes: ``view`` (x, y, w, h), ``steps`` {name: Box}, ``texts``
-    [(line, Box)], ``edges`` [(kind, source, target, path, label)], ``legend`` [caption]."""
+    [(line, Box)], ``edges`` [(kind, source, target, path, label: its lines joined by
+    spaces)], ``legend`` [caption]."""
     root = ElementTree.fromstring(svg)
     assert root.get("class") == "workflow-diagram"
     view = tuple(float(n) for n in root.get("viewBox").split())
@@ -214,7 +215,7 @@ def read(svg):
                     group.get("data-source"),
                     group.get("data-target"),
                     group.find(f"{SVG}path").get("d"),
-                    "".join(label.itertext()) if label is not None else None,
+                    " ".join(label.itertext()) if label is not None else None,
                 )
             )
         elif "legend" in classes:

@@ -12,6 +12,7 @@ the overview's. The rooms, each with what it owns:
 - ``log``: ``TransitionLogAdmin``;
 - ``overview``: ``WorkflowOverviewAdmin``, the "Workflows" page;
 - ``my_work``: the "My work" page;
+- ``joins``: the panel's progress of a parent waiting in a join step;
 - ``display``: deadlines, spans and time in step in words; ``site``: the models a user
   may view, a model's admin URLs, the filters carried between pages.
 """

@@ -37,6 +37,7 @@ from .display import (
     undo_label,
     vote_tallies,
 )
+from .joins import join_progress
 from .site import kept, page_url
 from .transitions import WorkflowTransitionViews
 
@@ -181,6 +182,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             **self._undo_button(request, record, may_change),
             "attempt": self._attempt(request, record, declared, may_change),
             "votes": vote_tallies(record),
+            "joins": join_progress(self.admin_site, request, record, declared),
             **self._halted_effects(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [

@@ -21,6 +21,7 @@ EDGE_KINDS = (
     ("success", "On success"),
     ("error", "On error"),
     ("timeout", "Timeout"),
+    ("join", "Join"),
 )
 _SAMPLE_W, _SAMPLE_H, _ROW, _PAD = 34, 16, 22, 8
 

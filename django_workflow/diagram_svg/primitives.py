@@ -120,10 +120,11 @@ class Text:
         ]
 
     def svg(self, css_class: str = "") -> str:
-        top = self.y - self.height / 2
+        # the first line's middle rounded as written, the others a whole line height
+        # below it: lines rounded one by one could come a tenth of a pixel too close
+        first = round(self.y - self.height / 2 + self.line_height / 2, 1)
         spans = "".join(
-            f'<tspan x="{_n(self.x)}" y="{_n(top + (i + 0.5) * self.line_height)}">'
-            f"{escape(line)}</tspan>"
+            f'<tspan x="{_n(self.x)}" y="{_n(first + i * self.line_height)}">{escape(line)}</tspan>'
             for i, line in enumerate(self.lines)
         )
         cls = f' class="{css_class}"' if css_class else ""

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from ..errors import WorkflowError
 from ..events import Event, Trigger
-from ..relations import relation_named
+from ..relations import children_of
 from .joins import leaving
 from .moves import database, entry_changes, move_many
 
@@ -68,22 +68,11 @@ def counted(data: Any, counts: dict[str, dict[str, int]]) -> dict[str, Any]:
     return {"data": data, **mine}
 
 
-def children_of(record: Any, related_name: str) -> Any:
-    """The records ``related_name`` reaches from ``record``, through the base manager."""
-    relation = relation_named(type(record), related_name)
-    if relation is None:
-        raise LookupError(
-            f"{type(record).__name__} has no reverse relation {related_name!r} to cascade over."
-        )
-    rows = relation.related_model._base_manager.using(database(record))
-    return rows.filter(**{relation.field.name: record})
-
-
 def move_children(
     record: Any, related_name: str, name: str, actor: Any, move_child: MoveChild
 ) -> dict[str, int]:
     """Move the children offering ``name``; ``{"moved": m, "stayed": s}``."""
-    children = children_of(record, related_name)
+    children = children_of(record, related_name, database(record))
     workflow = children.model.workflow
     moved = 0
     for step in workflow.steps:

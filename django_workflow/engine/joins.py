@@ -27,13 +27,13 @@ from functools import cache
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from ..columns import STATE_ENTERED_AT
 from ..events import Event, Trigger
 from ..registry import workflow_models
-from ..relations import relation_named
+from ..relations import children_of, relation_named
 from . import moves
 
 #: The parents whose children a cascade is moving (``leaving``), by ``_named``.
@@ -122,13 +122,10 @@ def evaluate(model: Any, pk: Any, db: str, child: str | None) -> Any:
 def destination(parent: Any, join: Any, db: str) -> str | None:
     """Where ``join`` sends ``parent`` now: an ``any_in`` target when one child is in its
     child step, else ``to`` when every child is in ``all_in``, else ``None``."""
-    relation = relation_named(type(parent), join.related_name)
-    if relation is None or getattr(relation.related_model, "workflow", None) is None:
-        return None  # reported by the checks
-    children = relation.related_model._base_manager.using(db).filter(
-        **{relation.field.name: parent}
-    )
-    state = relation.related_model.workflow.state_attribute
+    children = _children(parent, join, db)
+    if children is None:
+        return None
+    state = children.model.workflow.state_attribute
     return decide(join, set(children.values_list(state, flat=True).distinct()))
 
 
@@ -138,6 +135,30 @@ def decide(join: Any, steps: set[str]) -> str | None:
         if child_step in steps:
             return parent_step
     return join.to if steps <= set(join.all_in) else None
+
+
+def progress(parent: Any, join: Any) -> tuple[int, int] | None:
+    """``(done, total)``: how many of ``parent``'s children are in one of the join's
+    ``all_in`` steps, of how many, counted in one query; ``None`` when the join names no
+    workflow relation (reported by the checks)."""
+    children = _children(parent, join, moves.database(parent))
+    if children is None:
+        return None
+    state = children.model.workflow.state_attribute
+    counts = children.aggregate(
+        done=Count("pk", filter=Q(**{f"{state}__in": list(join.all_in)})), total=Count("pk")
+    )
+    return counts["done"], counts["total"]
+
+
+def _children(parent: Any, join: Any, db: str) -> Any:
+    """The children ``join`` waits for, or ``None`` when its relation is unknown or leads
+    to a model without a workflow (reported by the checks)."""
+    try:
+        children = children_of(parent, join.related_name, db)
+    except LookupError:
+        return None
+    return children if getattr(children.model, "workflow", None) is not None else None
 
 
 def move_on(parent: Any, step: str, target: str, child: str | None) -> Any:

@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, transaction
 
+from ..ballots import actor_key, quorum
 from ..columns import STATE_ENTERED_AT
 from ..errors import AlreadyVoted, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
 from ..events import Event, Trigger
@@ -31,24 +32,6 @@ from .moves import database, log_event
 
 #: The log row's ``data`` of a retraction.
 RETRACTED = {"retract": True}
-
-
-def quorum(transition: Any) -> int | None:
-    """How many distinct actors ``transition`` needs; ``None`` when it is no vote (or
-    its ``quorum`` is malformed, which the checks report)."""
-    value = getattr(transition, "quorum", None)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    return None
-
-
-def actor_key(actor: Any) -> str:
-    """Who counts as one voter: a model instance (a user) by its model and key, any
-    other actor by its text."""
-    meta = getattr(actor, "_meta", None)
-    if meta is not None and getattr(actor, "pk", None) is not None:
-        return f"{meta.label_lower}:{actor.pk}"
-    return str(actor)[:255]
 
 
 def cast(record: Any, decision: Any, event: Event, move_on: Callable[[], Any]) -> Any:

@@ -2,7 +2,19 @@ from django.contrib import admin
 
 from django_workflow.admin import WorkflowAdminMixin
 
-from .models import Appeal, Candidate, Claim, Decision, Expense, Proposal, Shipment, Sync, Ticket
+from .models import (
+    Appeal,
+    Candidate,
+    Claim,
+    Consignment,
+    Decision,
+    Expense,
+    Parcel,
+    Proposal,
+    Shipment,
+    Sync,
+    Ticket,
+)
 
 
 @admin.register(Decision, Ticket, Candidate, Proposal, Sync, Claim, Appeal)
@@ -12,3 +24,5 @@ class WorkflowAdmin(WorkflowAdminMixin, admin.ModelAdmin):
 
 admin.site.register(Expense, WorkflowAdmin)
 admin.site.register(Shipment, WorkflowAdmin)
+admin.site.register(Consignment, WorkflowAdmin)
+admin.site.register(Parcel, WorkflowAdmin)
