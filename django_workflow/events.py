@@ -32,6 +32,9 @@ class Trigger(models.TextChoices):
     CASCADE = "cascade", _("cascade")
     #: A parent leaving a ``Join`` step: its children are done (``data`` names the last).
     JOIN = "join", _("join")
+    #: A record claimed, released (by a person or after ``release_after``) or assigned;
+    #: ``data`` names the assignee. No move.
+    ASSIGNMENT = "assignment", _("assignment")
 
 
 class WorkKind(models.TextChoices):
@@ -61,3 +64,5 @@ class Event:
     #: When the record had entered ``from_state``: the start of the stay this event
     #: ends (a move) or happens in (in place).
     from_state_entered_at: Any = None
+    #: The holder a delegate acted for (an active ``Absence``), when not the actor itself.
+    on_behalf_of: Any = None

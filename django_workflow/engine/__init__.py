@@ -17,6 +17,8 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 ``recovery`` brings back what a dead worker held.
 ``cascades`` moves a parent's children with it (``Transition(cascade=...)``);
 ``joins`` moves a parent on once its children are done (``Join``).
+``claims`` writes who holds a record (claim, release, assign) and the holder rule of
+``Step(claim=True)``; every move leaving a step clears the holder (``moves.leaving``).
 """
 
 from ..errors import error_summary, error_text

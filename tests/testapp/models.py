@@ -997,3 +997,26 @@ class Parcel(WorkflowModel):
         packed = Step()
         void = Step()
         lost = Step()
+
+
+class Errand(WorkflowModel):
+    """Work people hold (docs/holding-work.md): anyone may start an open errand; once
+    started, only its holder (or whoever stands in for them) finishes it; reviews are
+    held too, and only staff may claim them."""
+
+    title = models.CharField(max_length=100, blank=True)
+
+    class Workflow:
+        log = True
+        assignment = True
+
+        open = Step(Transition("start", to="working"), Transition("drop", to="dropped"))
+        working = Step(
+            Transition("finish", to="review"),
+            Transition("note", to="working"),
+            Transition("hand_back", to="open"),
+            claim=True,
+        )
+        review = Step(Transition("approve", to="done"), claim=True, policy=is_staff)
+        done = Step()
+        dropped = Step()
