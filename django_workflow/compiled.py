@@ -16,6 +16,7 @@ from typing import Any
 from .columns import ASSIGNED_AT, ASSIGNEE, ASSIGNEE_ID, NEXT_DUE_AT, STATE_ENTERED_AT
 from .declaration import Step, Transition, Undo, humanise
 from .work import Work, compile_works, soonest_at_entry
+from .work.compiling import releases
 
 __all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
 
@@ -174,7 +175,7 @@ class CompiledWorkflow:
             getattr(deadline, "self_scheduled", False) is not True
             for step in self.steps.values()
             for deadline in step.deadlines
-        )
+        ) or any(releases(self, step) for step in self.steps.values())
 
     @cached_property
     def has_votes(self) -> bool:

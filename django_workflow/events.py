@@ -45,6 +45,8 @@ class WorkKind(models.TextChoices):
     EVERY = "every"
     #: A step's ``on_enter``: owed once per entry (a ``PendingEffect`` row), not a deadline.
     EFFECT = "effect"
+    #: ``Step(claim=True, release_after=...)``: a claim held too long, let go.
+    RELEASE = "release"
 
 
 @dataclass(frozen=True)

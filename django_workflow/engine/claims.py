@@ -18,12 +18,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import holders
-from ..columns import ASSIGNED_AT, ASSIGNEE_ID
+from .. import due_instants, holders
+from ..columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
 from ..errors import AlreadyClaimed, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
 from ..events import Event, Trigger
+from ..pacing import turn
 from ..policies import allowed, has_perm
+from ..scheduling import due_at
 from .moves import apply, database, log_event, write
+from .rescheduling import reschedule
 
 CLAIM, RELEASE, ASSIGN = "claim", "release", "assign"
 
@@ -162,6 +165,7 @@ def _write(
     model, db = type(record), database(record)
     state = model.workflow.state_attribute
     guard = {state: step, ASSIGNEE_ID: held_by}
+    changes = with_due(record, changes)
     with transaction.atomic(using=db):
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
         if not write(rows, changes, db):
@@ -173,6 +177,54 @@ def _write(
         apply(record, changes)
         log_event(record, event)
     return record
+
+
+def with_due(record: Any, changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` with the ``next_due_at`` they make: a claim starts the clock of the
+    step's ``release_after``, a release stops it."""
+    if not type(record).workflow.has_deadlines:
+        return changes
+    return {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
+
+
+def release_due(model: Any, work: Any, pks: list[Any], now: Any, db: str) -> list[Any]:
+    """``release_after``: let go of each record whose claim is due at ``now``, each in a
+    transaction of its own with its row locked (``SKIP LOCKED``: a worker releasing it,
+    or a holder moving it, has it); the write is guarded by the claim's instant, so a
+    record claimed again meanwhile keeps its new holder. The keys released."""
+    released, idle = [], []
+    for pk in pks:
+        with turn(db), transaction.atomic(using=db):
+            rows = model.workflow.queryset(db).filter(pk=pk)
+            record = rows.select_for_update(skip_locked=True).first()
+            if record is None:
+                continue  # someone else has it now; their write reschedules it
+            due = due_at(work, record, now)
+            if due is None or due > now:
+                idle.append(pk)  # moved or claimed again: its stored instant is stale
+                continue
+            _release_held(record, work)
+            released.append(pk)
+    if idle:
+        reschedule(model, idle, db, now)
+    return released
+
+
+def _release_held(record: Any, work: Any) -> None:
+    step = work.step
+    declared = type(record).workflow.steps[step]
+    data = {**released(record), "after": str(declared.release_after)}
+    event = Event(step, step, RELEASE, Trigger.ASSIGNMENT, None, data=data)
+    changes = with_due(record, {ASSIGNEE_ID: None, ASSIGNED_AT: None})
+    model, db = type(record), database(record)
+    guard = {
+        model.workflow.state_attribute: step,
+        ASSIGNEE_ID: holders.holder_id(record),
+        ASSIGNED_AT: getattr(record, ASSIGNED_AT),
+    }
+    if write(model._base_manager.using(db).filter(pk=record.pk, **guard), changes, db):
+        apply(record, changes)
+        log_event(record, event)
 
 
 def _already_claimed(actor: Any) -> Any:

@@ -24,7 +24,7 @@ from ..pacing import turn
 from ..scheduling import due_at
 from ..signals import work_fired
 from ..work import Work
-from . import effects
+from . import claims, effects
 from .moves import entry_changes, move_many
 from .rescheduling import reschedule
 from .running import fire
@@ -80,6 +80,9 @@ class Firing:
 
     def act(self, work: Work, records: list[Any]) -> list[Any]:
         return _fire(self.model, work, records, self.now, self.db)
+
+    def release(self, work: Work, records: list[Any]) -> list[Any]:
+        return claims.release_due(self.model, work, [r.pk for r in records], self.now, self.db)
 
 
 def run_due(

@@ -2,12 +2,14 @@
 
 One class per kind, each owning its ``match``, ``due_at`` and how it runs:
 ``step`` (an automatic step, and a step's ``on_enter``), ``timeout`` (one
-that moves, one that acts), ``every``. ``names`` builds and reads their names.
+that moves, one that acts), ``every``, ``release`` (a claim held too long).
+``names`` builds and reads their names.
 """
 
 from .base import Deadline, Duration, Runner, Work
 from .compiling import compile_works, counts_firings, soonest_at_entry
 from .every import EveryWork
+from .release import ReleaseWork
 from .step import EntryWork, StepWork
 from .timeout import ActionTimeout, Deadlined, TimeoutWork, TransitionTimeout
 
@@ -18,6 +20,7 @@ __all__ = [
     "Duration",
     "EntryWork",
     "EveryWork",
+    "ReleaseWork",
     "Runner",
     "StepWork",
     "TimeoutWork",

@@ -3,7 +3,7 @@
 A name is a durable key (attempt rows, Schedules and log lines carry it):
 ``step:<step>`` for an automatic step, ``enter:<step>`` for a step's
 ``on_enter``, ``timeout:<step>.<name>`` and ``every:<step>.<name>`` for the
-deadlines.
+deadlines, ``release:<step>`` for a claim step's ``release_after``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ def timeout_work(step: str, timeout: str) -> str:
 
 def every_work(step: str, every: str) -> str:
     return f"every:{step}.{every}"
+
+
+def release_work(step: str) -> str:
+    return f"release:{step}"
 
 
 def automatic_step(name: str) -> str | None:

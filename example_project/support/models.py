@@ -79,8 +79,9 @@ class Ticket(WorkflowModel):
         breached = Step(
             Transition("resolve", to="resolved"), Transition("escalate", to="management")
         )
-        # One manager claims an escalated ticket; only they (or their stand-in) resolve it.
-        management = Step(Transition("resolve", to="resolved"), claim=True)
+        # One manager claims an escalated ticket; only they (or their stand-in) resolve
+        # it. A claim that has not resolved it within a business day is let go.
+        management = Step(Transition("resolve", to="resolved"), claim=True, release_after="1bd")
         resolved = Step(terminal=True)
 
         policies = {"escalate": is_staff}

@@ -1001,8 +1001,9 @@ class Parcel(WorkflowModel):
 
 class Errand(WorkflowModel):
     """Work people hold (docs/holding-work.md): anyone may start an open errand; once
-    started, only its holder (or whoever stands in for them) finishes it; reviews are
-    held too, and only staff may claim them."""
+    started, only its holder (or whoever stands in for them) finishes it, and a claim
+    that has not moved it within a day is let go; reviews are held too, and only staff
+    may claim them."""
 
     title = models.CharField(max_length=100, blank=True)
 
@@ -1016,6 +1017,7 @@ class Errand(WorkflowModel):
             Transition("note", to="working"),
             Transition("hand_back", to="open"),
             claim=True,
+            release_after="1d",
         )
         review = Step(Transition("approve", to="done"), claim=True, policy=is_staff)
         done = Step()
