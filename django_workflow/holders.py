@@ -1,5 +1,8 @@
 """Who holds a record, and who may act for the holder (``Workflow.assignment = True``).
 
+Imports no model when loaded (the package's root imports the inbox, which reads this
+while Django loads the apps): ``Absence`` is read inside the functions.
+
 Reads only: the engine writes the ``assignee`` column (``engine.claims``, and every
 step change clears it). A user acts for a holder when they are the holder, or when
 the holder is away and named them the delegate (an active ``Absence``).
@@ -13,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from .columns import ASSIGNED_AT, ASSIGNEE, ASSIGNEE_ID
-from .models import Absence
+from .policies import allowed
 
 
 def is_user(actor: Any) -> bool:
@@ -35,6 +38,8 @@ def stands_in(actor: Any, user_id: Any, db: str | None = None) -> bool:
     """Whether ``actor`` is the delegate of an absence of ``user_id`` under way now."""
     if not is_user(actor) or user_id is None:
         return False
+    from .models import Absence
+
     absences = Absence.objects.using(db).active()
     return absences.filter(user_id=user_id, delegate_id=actor.pk).exists()
 
@@ -54,6 +59,8 @@ def acting_for(record: Any, actor: Any, db: str | None = None) -> tuple[bool, An
 
 def stood_in_for(actor: Any) -> Any:
     """The users ``actor`` stands in for now, as a subquery."""
+    from .models import Absence
+
     return Absence.objects.active().filter(delegate_id=actor.pk).values("user_id")
 
 
@@ -66,6 +73,28 @@ def held_for(actor: Any) -> Q:
 
 def unheld() -> Q:
     return Q(**{f"{ASSIGNEE_ID}__isnull": True})
+
+
+def claimable(record: Any, actor: Any) -> bool:
+    """Whether ``actor`` may claim ``record`` now: nobody holds it, and the policies let
+    the actor call one of its step's transitions."""
+    workflow = type(record).workflow
+    if not workflow.assignment or holder_id(record) is not None or not is_user(actor):
+        return False
+    step = getattr(record, workflow.state_attribute)
+    declared = workflow.steps.get(step)
+    return declared is not None and not declared.is_terminal and may_work_on(record, actor)
+
+
+def may_work_on(record: Any, actor: Any) -> bool:
+    """Whether the policies let ``actor`` call at least one of the step's transitions
+    (whoever holds it): who may claim a record."""
+    workflow = type(record).workflow
+    step = getattr(record, workflow.state_attribute)
+    return any(
+        allowed(workflow.policy_for(step, t.name), actor, record, t.name)
+        for t in workflow.transitions_in(step)
+    )
 
 
 def leaving(workflow: Any, from_step: str, changes: dict[str, Any]) -> dict[str, Any]:

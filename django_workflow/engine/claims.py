@@ -36,7 +36,7 @@ def claim(record: Any, actor: Any, comment: str = "") -> Any:
     (naming the holder) if someone does, ``WorkflowPermissionDenied`` if the actor may
     call none of the step's transitions."""
     step = _assigning(record, CLAIM)
-    if not holders.is_user(actor) or not may_work_on(record, actor):
+    if not holders.is_user(actor) or not holders.may_work_on(record, actor):
         raise WorkflowPermissionDenied(record, CLAIM, actor)
     changes = {ASSIGNEE_ID: actor.pk, ASSIGNED_AT: timezone.now()}
     event = Event(step, step, CLAIM, Trigger.ASSIGNMENT, actor, comment=comment, data=named(actor))
@@ -82,17 +82,6 @@ def assign(record: Any, user: Any, actor: Any, authorize: bool = True, comment: 
     data = named(user) if user is not None else released(record)
     event = Event(step, step, ASSIGN, Trigger.ASSIGNMENT, actor, comment=comment, data=data)
     return _write(record, step, holders.holder_id(record), changes, event, conflict=None)
-
-
-def may_work_on(record: Any, actor: Any) -> bool:
-    """Whether the policies let ``actor`` call at least one of the step's transitions
-    (whoever holds it): who may claim a record."""
-    workflow = type(record).workflow
-    step = getattr(record, workflow.state_attribute)
-    return any(
-        allowed(workflow.policy_for(step, t.name), actor, record, t.name)
-        for t in workflow.transitions_in(step)
-    )
 
 
 def assign_policy(record: Any) -> Any:
