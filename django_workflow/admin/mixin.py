@@ -37,6 +37,7 @@ from .display import (
     undo_label,
     vote_tallies,
 )
+from .holding import HolderFilter, holder_text
 from .site import kept, page_url
 from .transitions import WorkflowTransitionViews
 
@@ -83,11 +84,17 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         state = self.model.workflow.state_attribute
         declared = tuple(super().get_list_filter(request))
         ours = () if state in declared else (state,)
-        return (*ours, WorkflowStatusFilter, *declared)
+        held = (HolderFilter,) if self.model.workflow.assignment else ()
+        return (*ours, WorkflowStatusFilter, *held, *declared)
 
     def get_list_display(self, request: HttpRequest) -> Any:
-        """What the project lists, then the next deadline."""
-        return (*super().get_list_display(request), "workflow_next_deadline")
+        """What the project lists, then the holder (with ``assignment``), the next deadline."""
+        held = ("workflow_holder",) if self.model.workflow.assignment else ()
+        return (*super().get_list_display(request), *held, "workflow_next_deadline")
+
+    @admin.display(description="held by")
+    def workflow_holder(self, record: Any) -> str:
+        return holder_text(record)
 
     @admin.display(description="next deadline")
     def workflow_next_deadline(self, record: Any) -> str:

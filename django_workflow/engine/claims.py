@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -218,7 +219,7 @@ def _release_held(record: Any, work: Any) -> None:
 
 def _already_claimed(actor: Any) -> Any:
     def conflict(record: Any, step: str, holder_pk: Any) -> AlreadyClaimed:
-        holder = type(actor)._default_manager.filter(pk=holder_pk).first()
+        holder = get_user_model()._default_manager.filter(pk=holder_pk).first()
         return AlreadyClaimed(record, step, actor, holder)
 
     return conflict

@@ -2,7 +2,18 @@ from django.contrib import admin
 
 from django_workflow.admin import WorkflowAdminMixin
 
-from .models import Appeal, Candidate, Claim, Decision, Expense, Proposal, Shipment, Sync, Ticket
+from .models import (
+    Appeal,
+    Candidate,
+    Claim,
+    Decision,
+    Errand,
+    Expense,
+    Proposal,
+    Shipment,
+    Sync,
+    Ticket,
+)
 
 
 @admin.register(Decision, Ticket, Candidate, Proposal, Sync, Claim, Appeal)
@@ -12,3 +23,4 @@ class WorkflowAdmin(WorkflowAdminMixin, admin.ModelAdmin):
 
 admin.site.register(Expense, WorkflowAdmin)
 admin.site.register(Shipment, WorkflowAdmin)
+admin.site.register(Errand, WorkflowAdmin)

@@ -1022,3 +1022,6 @@ class Errand(WorkflowModel):
         review = Step(Transition("approve", to="done"), claim=True, policy=is_staff)
         done = Step()
         dropped = Step()
+
+    def __str__(self):
+        return self.title or f"Errand {self.pk}"
