@@ -16,7 +16,10 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from .columns import ASSIGNED_AT, ASSIGNEE, ASSIGNEE_ID
-from .policies import allowed
+from .policies import allowed, has_perm
+
+#: The policy name of who may assign records (``Workflow.policies["assign"]``).
+ASSIGN = "assign"
 
 
 def is_user(actor: Any) -> bool:
@@ -95,6 +98,23 @@ def may_work_on(record: Any, actor: Any) -> bool:
         allowed(workflow.policy_for(step, t.name), actor, record, t.name)
         for t in workflow.transitions_in(step)
     )
+
+
+def may_release(record: Any, actor: Any) -> bool:
+    """Whether ``actor`` may let go of ``record``: its holder, a stand-in, or whoever the
+    ``assign`` policy allows."""
+    if acting_for(record, actor)[0]:
+        return True
+    return allowed(assign_policy(record), actor, record, ASSIGN)
+
+
+def assign_policy(record: Any) -> Any:
+    """``Workflow.policies["assign"]``, else the model's change permission."""
+    workflow = type(record).workflow
+    if ASSIGN in workflow.policies:
+        return workflow.policies[ASSIGN]
+    meta = type(record)._meta
+    return has_perm(f"{meta.app_label}.change_{meta.model_name}")
 
 
 def leaving(workflow: Any, from_step: str, changes: dict[str, Any]) -> dict[str, Any]:

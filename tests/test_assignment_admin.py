@@ -161,3 +161,35 @@ def test_absences_are_edited_in_the_admin(client):
         },
     )
     assert refused.status_code == 200 and Absence.objects.count() == 1
+
+
+def test_the_change_page_says_who_holds_the_record_and_claims_it_there(client, alice, bob):
+    errand = Errand.objects.create(title="free").start()
+    page = f"/admin/testapp/errand/{errand.pk}/change/"
+    client.force_login(alice)
+    html = client.get(page).content.decode()
+    assert "Nobody holds it. Only its holder may call this step&#x27;s transitions." in html
+    response = client.post(hold_url(errand, "claim"), {"next": page})
+    assert response.status_code == 302 and response["Location"] == page
+    assert "Held by alice." in client.get(page).content.decode()
+    client.force_login(bob)  # may change errands: the default assign policy lets him release
+    html = client.get(page).content.decode()
+    assert "Held by alice." in html and 'data-hold="release"' in html
+    response = client.post(hold_url(errand, "release"), {"next": "https://elsewhere.example/"})
+    assert response["Location"] == MY_WORK  # never sent off the site
+    assert Errand.objects.get(pk=errand.pk).assignee is None
+
+
+def test_a_user_the_assign_policy_refuses_gets_no_release_button(client, alice):
+    errand = Errand.objects.create(title="held").start().claim(alice)
+    clerk = User.objects.create_user("clerk", is_staff=True)
+    clerk.user_permissions.add(Permission.objects.get(codename="change_errand"))
+    Errand.workflow.policies["assign"] = lambda actor, record, name: actor.username == "lead"
+    try:
+        client.force_login(clerk)
+        html = client.get(f"/admin/testapp/errand/{errand.pk}/change/").content.decode()
+        assert "Held by alice." in html and "data-hold" not in html
+        client.post(hold_url(errand, "release"))
+        assert Errand.objects.get(pk=errand.pk).assignee == alice
+    finally:
+        del Errand.workflow.policies["assign"]

@@ -16,6 +16,7 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from .. import holders
 from ..columns import ASSIGNEE_ID
@@ -77,7 +78,7 @@ def hold_button(record: Any, user: Any) -> str:
     where = section(record, user)
     if where == UNCLAIMED and holders.claimable(record, user):
         return CLAIM
-    if where in (HELD_BY_ME, STOOD_IN):
+    if where != UNCLAIMED and holders.may_release(record, user):
         return RELEASE
     return ""
 
@@ -86,6 +87,27 @@ def claim_offered(record: Any, user: Any) -> list[str]:
     """``["claim"]`` for an unheld record of a ``claim=True`` step the user may claim:
     its change page offers no transition until someone holds it."""
     return [CLAIM] if claims_first(record) and holders.claimable(record, user) else []
+
+
+def panel_holding(
+    record: Any, request: HttpRequest, may_change: bool, admin_site: Any
+) -> dict[str, Any] | None:
+    """The change page's line on who holds the record, with its Claim or Release button
+    (for a user who may change it); ``None`` on a model without holders."""
+    workflow = type(record).workflow
+    if not workflow.assignment:
+        return None
+    held = holders.holder(record)
+    text = "Nobody holds it." if held is None else f"Held by {held}."
+    if workflow.claims(record.current_step):
+        text += " Only its holder may call this step's transitions."
+    button = hold_button(record, request.user) if may_change else ""
+    return {
+        "text": text,
+        "button": button,
+        "url": hold_url(record, button, admin_site) if button else "",
+        "next": request.get_full_path(),
+    }
 
 
 def hold_url(record: Any, action: str, admin_site: Any) -> str:
@@ -119,7 +141,11 @@ def hold_view(
     else:
         done = "You hold" if action == CLAIM else "You let go of"
         messages.success(request, f"{done} {record}.")
-    return HttpResponseRedirect(reverse(f"{admin_site.name}:django_workflow_my_work"))
+    back = request.POST.get("next", "")
+    safe = url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure())
+    if not (back and safe):
+        back = reverse(f"{admin_site.name}:django_workflow_my_work")
+    return HttpResponseRedirect(back)
 
 
 def _record(admin_site: Any, app_label: str, model_name: str, object_id: str) -> Any:

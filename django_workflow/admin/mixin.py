@@ -37,7 +37,7 @@ from .display import (
     undo_label,
     vote_tallies,
 )
-from .holding import HolderFilter, holder_text
+from .holding import HolderFilter, holder_text, panel_holding
 from .site import kept, page_url
 from .transitions import WorkflowTransitionViews
 
@@ -188,6 +188,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             **self._undo_button(request, record, may_change),
             "attempt": self._attempt(request, record, declared, may_change),
             "votes": vote_tallies(record),
+            "holding": panel_holding(record, request, may_change, self.admin_site),
             **self._halted_effects(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [

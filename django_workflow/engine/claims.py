@@ -24,7 +24,7 @@ from ..columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
 from ..errors import AlreadyClaimed, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
 from ..events import Event, Trigger
 from ..pacing import turn
-from ..policies import allowed, has_perm
+from ..policies import allowed
 from ..scheduling import due_at
 from .moves import apply, database, log_event, write
 from .rescheduling import reschedule
@@ -51,8 +51,8 @@ def release(record: Any, actor: Any, comment: str = "") -> Any:
     held_by = holders.holder_id(record)
     if held_by is None:
         raise TransitionNotAllowed(record, RELEASE, step, f"{_named(record)}: nobody holds it.")
-    may, on_behalf_of = holders.acting_for(record, actor, database(record))
-    if not may and not allowed(assign_policy(record), actor, record, ASSIGN):
+    on_behalf_of = holders.acting_for(record, actor, database(record))[1]
+    if not holders.may_release(record, actor):
         raise WorkflowPermissionDenied(record, RELEASE, actor, claimed=True, holder=_held(record))
     event = Event(
         step,
@@ -74,7 +74,7 @@ def assign(record: Any, user: Any, actor: Any, authorize: bool = True, comment: 
     step = _assigning(record, ASSIGN)
     if user is not None and not holders.is_user(user):
         raise TypeError(f"assign() takes a saved user or None, not {user!r}.")
-    if authorize and not allowed(assign_policy(record), actor, record, ASSIGN):
+    if authorize and not allowed(holders.assign_policy(record), actor, record, ASSIGN):
         raise WorkflowPermissionDenied(record, ASSIGN, actor)
     changes = {
         ASSIGNEE_ID: None if user is None else user.pk,
@@ -83,15 +83,6 @@ def assign(record: Any, user: Any, actor: Any, authorize: bool = True, comment: 
     data = named(user) if user is not None else released(record)
     event = Event(step, step, ASSIGN, Trigger.ASSIGNMENT, actor, comment=comment, data=data)
     return _write(record, step, holders.holder_id(record), changes, event, conflict=None)
-
-
-def assign_policy(record: Any) -> Any:
-    """``Workflow.policies["assign"]``, else the model's change permission."""
-    workflow = type(record).workflow
-    if ASSIGN in workflow.policies:
-        return workflow.policies[ASSIGN]
-    meta = type(record)._meta
-    return has_perm(f"{meta.app_label}.change_{meta.model_name}")
 
 
 def holder_check(record: Any, step: str, name: str, actor: Any) -> tuple[dict[str, Any], Any]:
