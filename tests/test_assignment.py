@@ -360,3 +360,13 @@ def test_a_transition_named_like_a_generated_method_is_an_error(declare):
 
     [error] = check_model(declare(Workflow))
     assert error.id == "django_workflow.E066" and "record.assign()" in error.msg
+
+
+def test_a_claim_that_is_not_true_or_false_is_an_error(declare):
+    class Workflow:
+        assignment = True
+        start = Step(Transition("finish", to="done"), claim="yes")
+        done = Step()
+
+    [error] = check_model(declare(Workflow))
+    assert error.id == "django_workflow.E063" and "'yes'" in error.msg
