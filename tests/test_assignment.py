@@ -370,3 +370,23 @@ def test_a_claim_that_is_not_true_or_false_is_an_error(declare):
 
     [error] = check_model(declare(Workflow))
     assert error.id == "django_workflow.E063" and "'yes'" in error.msg
+
+
+def test_a_bulk_move_by_a_delegate_names_each_records_holder(alice, bob):
+    carol = User.objects.create_user("carol")
+    now = timezone.now()
+    for absent in (alice, bob):
+        Absence.objects.create(
+            user=absent, delegate=carol, starts_at=now, ends_at=now + timedelta(days=1)
+        )
+    errands = [Errand.objects.create().start().claim(holder) for holder in (alice, bob, alice)]
+    unheld = Errand.objects.create().start()
+    outcomes = Errand.objects.filter(state="working").transition("finish", actor=carol)
+    assert [outcomes[e.pk] for e in errands] == ["review"] * 3
+    assert isinstance(outcomes[unheld.pk], WorkflowPermissionDenied)
+    rows = {row.object_id: row for row in TransitionLog.objects.filter(transition_name="finish")}
+    assert [(rows[str(e.pk)].actor, rows[str(e.pk)].on_behalf_of) for e in errands] == [
+        (carol, alice),
+        (carol, bob),
+        (carol, alice),
+    ]
