@@ -4,6 +4,7 @@ from typing import Any
 
 from .declaration import Every, Join, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
+    AlreadyClaimed,
     AlreadyVoted,
     ConditionUnmet,
     DirectStepChange,
@@ -19,6 +20,7 @@ from .errors import (
 from .inbox import inbox as inbox  # imports no model: safe while Django loads the apps
 
 __all__ = [
+    "AlreadyClaimed",
     "AlreadyVoted",
     "ConditionUnmet",
     "DirectStepChange",

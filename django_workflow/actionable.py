@@ -18,6 +18,10 @@ records) or a ``when`` is a callable, that transition's records are narrowed
 as far as SQL can (its step, its ``when`` if a ``Q``, the filterable parts of
 the policy) and the rest is asked record by record: one row read and one
 policy call per candidate, the ``Q`` guards read in the same query.
+
+With ``Workflow.assignment``, the same query keeps the records nobody holds
+(in a ``claim=True`` step: the ones to claim) and those held by the actor or
+by someone the actor stands in for (an active ``Absence``, a subquery).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
+from . import holders
 from .ballots import not_voted
 from .evaluation import lookup_roots, lookups
 from .policies import (
@@ -73,7 +78,11 @@ def actionable(queryset: Any, actor: Any) -> Any:
         found = plan.exact
     else:
         found = either(plan.exact, Q(pk__in=_survivors(rows, plan, actor)))
-    return rows.none() if allows_nothing(found) else rows.filter(found)
+    if allows_nothing(found):
+        return rows.none()
+    if model.workflow.assignment:  # in the same query: never a record held by another
+        found = both(found, holders.unheld() | holders.held_for(actor))
+    return rows.filter(found)
 
 
 def plan_for(model: Any, actor: Any) -> Plan:

@@ -64,7 +64,7 @@ class _Call:
         self.name, self.actor, self.authorize = name, actor, authorize
         self.comment, self.data, self.accepted = comment, data, accepted
 
-    def event(self, step: str, target: str) -> Event:
+    def event(self, step: str, target: str, on_behalf_of: Any = None) -> Event:
         return Event(
             step,
             target,
@@ -73,6 +73,7 @@ class _Call:
             self.actor,
             comment=self.comment,
             data=self.data,
+            on_behalf_of=on_behalf_of,
         )
 
 
@@ -100,10 +101,12 @@ def _move_batch(batch: list[Any], call: _Call) -> dict[Any, Outcome]:
         if _per_record(decision.transition):
             outcomes[record.pk] = _one(record, call)  # its method, a vote or a cascade
         else:
-            key = (decision.step, decision.target, tuple(decision.guard.items()))
-            groups[key].append(record)
-    for (step, target, guard), members in groups.items():
-        outcomes.update(_move_group(members, step, target, dict(guard), call))
+            # one group per holder a delegate acts for: each log row names its own
+            guard = tuple(decision.guard.items())
+            groups[(decision.step, decision.target, guard, decision.on_behalf_of)].append(record)
+    for (step, target, guard, on_behalf_of), members in groups.items():
+        event = call.event(step, target, on_behalf_of)
+        outcomes.update(_move_group(members, step, target, dict(guard), call, event))
     return outcomes
 
 
@@ -133,7 +136,12 @@ def _one(record: Any, call: _Call) -> Outcome:
 
 
 def _move_group(
-    members: list[Any], step: str, target: str, guard: dict[str, Any], call: _Call
+    members: list[Any],
+    step: str,
+    target: str,
+    guard: dict[str, Any],
+    call: _Call,
+    event: Event,
 ) -> dict[Any, Outcome]:
     """Lock the members still holding ``guard``, move them in one UPDATE; the rest are stale."""
     model, db = type(members[0]), engine.database(members[0])
@@ -143,7 +151,6 @@ def _move_group(
         rows = model._base_manager.using(db)
         claim = rows.filter(pk__in=keys, **guard).order_by("pk").select_for_update()
         still = list(claim.values_list("pk", flat=True))
-        event = call.event(step, target)
         moved = set(engine.move_many(model, rows.filter(pk__in=still), changes, event, db))
     return {
         record.pk: target if record.pk in moved else StaleRecord(record, tuple(guard))

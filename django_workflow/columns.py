@@ -29,3 +29,10 @@ def fired_count_column(step: str, every: Any) -> str:
 
 #: When the soonest pending deadline of the current step falls due (``NULL``: none).
 NEXT_DUE_AT = "next_due_at"
+
+
+#: Who holds the record (``Workflow.assignment = True``): a nullable key to the user model.
+ASSIGNEE = "assignee"
+ASSIGNEE_ID = "assignee_id"
+#: When the holder took it (claimed or was assigned it).
+ASSIGNED_AT = "assigned_at"

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from .columns import ASSIGNED_AT, ASSIGNEE, ASSIGNEE_ID, NEXT_DUE_AT, STATE_ENTERED_AT
 from .declaration import Step, Transition, Undo, humanise
 from .work import Work, compile_works, soonest_at_entry
+from .work.compiling import releases
 
 __all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
 
@@ -42,6 +43,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
     "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
     "holidays": (None, lambda v: True, "a holidays calendar"),
     "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
+    "assignment": (False, lambda v: isinstance(v, bool), "True or False"),
     "from_any_step": (
         (),
         lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
@@ -75,6 +77,7 @@ class CompiledWorkflow:
     time_zone_field: str | None = None
     holidays: Any = None
     save_signals: bool = True
+    assignment: bool = False
     from_any_step: tuple[Transition, ...] | list[Transition] = ()
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
@@ -169,13 +172,13 @@ class CompiledWorkflow:
 
     @property
     def has_deadlines(self) -> bool:
-        """Whether any step has a deadline a scheduler runs, or a join it re-checks
-        (readable before the model exists)."""
+        """Whether any step has a deadline a scheduler runs, a join it re-checks or claims it
+        releases (readable before the model exists)."""
         return any(
             getattr(deadline, "self_scheduled", False) is not True
             for step in self.steps.values()
             for deadline in step.deadlines
-        ) or any(step.joins for step in self.steps.values())
+        ) or any(step.joins or releases(self, step) for step in self.steps.values())
 
     @cached_property
     def has_votes(self) -> bool:
@@ -183,10 +186,18 @@ class CompiledWorkflow:
         declared = [t for step in self.steps.values() for t in step.transitions]
         return any(t.quorum is not None for t in [*declared, *self.from_any_step])
 
+    def claims(self, step_name: str) -> bool:
+        """Whether ``step_name`` is a ``Step(claim=True)`` of a workflow with ``assignment``:
+        only the record's holder may call its transitions."""
+        step = self.steps.get(step_name)
+        return self.assignment and step is not None and step.claim is True
+
     @cached_property
     def owned_columns(self) -> frozenset[str]:
         """The columns only the engine writes: ``save()`` leaves them alone."""
         owned = {self.state_attribute, STATE_ENTERED_AT, NEXT_DUE_AT}
+        if self.assignment:
+            owned.update((ASSIGNEE, ASSIGNEE_ID, ASSIGNED_AT))
         for work in self.works:
             columns = (work.fired_field, work.last_fired_field, work.count_field)
             owned.update(c for c in columns if c)

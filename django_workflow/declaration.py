@@ -201,6 +201,10 @@ class Step:
     time_limit: Duration | None
     label: Any
     on_enter: str | None
+    #: Only the record's holder may call the step's transitions (``Workflow.assignment``).
+    claim: Any
+    #: A claim that has not moved the record within this duration is released.
+    release_after: Duration | None
 
     def __init__(
         self,
@@ -215,6 +219,8 @@ class Step:
         time_limit: Duration | None = None,
         label: Any = None,
         on_enter: str | None = None,
+        claim: Any = False,
+        release_after: Duration | None = None,
     ) -> None:
         values = dict(
             children=children,
@@ -228,6 +234,8 @@ class Step:
             time_limit=time_limit,
             label=label,
             on_enter=on_enter,
+            claim=claim,
+            release_after=release_after,
         )
         for key, value in values.items():
             object.__setattr__(self, key, value)

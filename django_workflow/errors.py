@@ -58,6 +58,17 @@ class AlreadyVoted(TransitionNotAllowed):
         super().__init__(record, name, step, message)
 
 
+class AlreadyClaimed(TransitionNotAllowed):
+    """Someone holds the record already (``record.claim()``): ``holder`` is who. Of
+    concurrent claims exactly one wins; the others raise this."""
+
+    def __init__(self, record, step: str, actor, holder) -> None:
+        self.actor, self.holder = actor, holder
+        who = "You hold it already" if _same_user(actor, holder) else f"{holder} holds it"
+        message = f"{_record(record)} cannot be claimed by {actor}: {who}."
+        super().__init__(record, "claim", step, message)
+
+
 class UnsavedRecord(ValueError, WorkflowError):
     """A transition was called on an instance that is not saved yet (no database row)."""
 
@@ -103,13 +114,19 @@ class NoRouteMatched(WorkflowError):
 
 
 class WorkflowPermissionDenied(PermissionDenied, WorkflowError):
-    """The actor is not allowed to call this transition."""
+    """The actor is not allowed to call this transition. In a ``Step(claim=True)``,
+    ``holder`` is who holds the record (``None``: nobody, it must be claimed first)."""
 
-    def __init__(self, record, name: str, actor) -> None:
+    def __init__(self, record, name: str, actor, *, claimed: bool = False, holder=None) -> None:
         self.record, self.name, self.actor = record, name, actor
-        self.transition = name
+        self.transition, self.holder = name, holder
         who = "A call without an actor" if actor is None else str(actor)
-        super().__init__(f"{who} may not call “{_transition(record, name)}” on {_record(record)}.")
+        message = f"{who} may not call “{_transition(record, name)}” on {_record(record)}"
+        if claimed and holder is None:
+            message += ": nobody holds it; claim it first"
+        elif claimed:
+            message += f": {holder} holds it"
+        super().__init__(message + ".")
 
 
 class UndoNotPermitted(WorkflowError):
@@ -174,6 +191,10 @@ def _field(record: Any, attname: str) -> str:
     except FieldDoesNotExist:
         field = next((f for f in record._meta.concrete_fields if f.attname == attname), None)
     return str(field.verbose_name) if field is not None else attname
+
+
+def _same_user(actor: Any, holder: Any) -> bool:
+    return actor is not None and getattr(actor, "pk", None) == getattr(holder, "pk", object())
 
 
 def error_text(error: BaseException) -> str:

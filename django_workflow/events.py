@@ -32,6 +32,9 @@ class Trigger(models.TextChoices):
     CASCADE = "cascade", _("cascade")
     #: A parent leaving a ``Join`` step: its children are done (``data`` names the last).
     JOIN = "join", _("join")
+    #: A record claimed, released (by a person or after ``release_after``) or assigned;
+    #: ``data`` names the assignee. No move.
+    ASSIGNMENT = "assignment", _("assignment")
 
 
 class WorkKind(models.TextChoices):
@@ -44,6 +47,8 @@ class WorkKind(models.TextChoices):
     EFFECT = "effect"
     #: A parent waiting in a ``Join`` step, re-checked by the worker.
     JOIN = "join"
+    #: ``Step(claim=True, release_after=...)``: a claim held too long, let go.
+    RELEASE = "release"
 
 
 @dataclass(frozen=True)
@@ -63,3 +68,5 @@ class Event:
     #: When the record had entered ``from_state``: the start of the stay this event
     #: ends (a move) or happens in (in place).
     from_state_entered_at: Any = None
+    #: The holder a delegate acted for (an active ``Absence``), when not the actor itself.
+    on_behalf_of: Any = None

@@ -11,12 +11,15 @@ import hashlib
 import keyword
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.base import ModelBase
 from django.utils import timezone
 
 from .columns import (
+    ASSIGNED_AT,
+    ASSIGNEE,
     NEXT_DUE_AT,
     STATE_ENTERED_AT,
     fired_column,
@@ -80,6 +83,29 @@ def _next_due_field() -> models.Field:
     )
 
 
+def _assignee_field() -> models.Field:
+    # related_name "+": no reverse accessor on the user model, so any number of
+    # workflow models can hold records without their names clashing.
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        help_text="Who holds the record in its current step (claimed or assigned).",
+    )
+
+
+def _assigned_at_field() -> models.Field:
+    return models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the holder took the record.",
+    )
+
+
 def defines(name: str, attrs: dict[str, Any], bases: tuple[type, ...]) -> bool:
     """Whether the class being built already has ``name``, written by the user."""
     if name in attrs:
@@ -114,6 +140,31 @@ def transition_method(name: str) -> Any:
     return method
 
 
+def _claim(self: Any, actor: Any, *, comment: str = "") -> Any:
+    """Become the record's holder: ``AlreadyClaimed`` when someone holds it; of
+    concurrent claims exactly one wins (docs: holding-work.md)."""
+    return self._hold("claim", actor, comment)
+
+
+def _release(self: Any, actor: Any, *, comment: str = "") -> Any:
+    """Let go of the record: its holder, a stand-in, or whom the ``assign`` policy allows."""
+    return self._hold("release", actor, comment)
+
+
+def _assign(
+    self: Any, user: Any, *, actor: Any = None, authorize: bool = True, comment: str = ""
+) -> Any:
+    """Make ``user`` the holder (``None``: nobody); needs the ``assign`` policy."""
+    return self._hold("assign", user, actor, authorize, comment)
+
+
+#: ``record.claim/release/assign``, on models with ``Workflow.assignment = True``.
+ASSIGNMENT_METHODS = {"claim": _claim, "release": _release, "assign": _assign}
+for _name, _method in ASSIGNMENT_METHODS.items():
+    _method.__name__ = _method.__qualname__ = _name
+    _method._workflow_generated = True  # type: ignore[attr-defined]
+
+
 def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type) -> None:
     """Add the generated fields and transition methods to a class namespace."""
     workflow = compile_workflow(None, declaration)
@@ -126,6 +177,14 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
     for name in workflow.transition_names:
         if name.isidentifier() and not keyword.iskeyword(name) and not defines(name, attrs, bases):
             attrs[name] = transition_method(name)
+    if workflow.assignment:
+        for name, method in ASSIGNMENT_METHODS.items():
+            if not defines(name, attrs, bases):
+                attrs[name] = method
+        if not defines(ASSIGNEE, attrs, bases):
+            attrs[ASSIGNEE] = _assignee_field()
+        if not defines(ASSIGNED_AT, attrs, bases):
+            attrs[ASSIGNED_AT] = _assigned_at_field()
     if workflow.has_deadlines and not defines(NEXT_DUE_AT, attrs, bases):
         attrs[NEXT_DUE_AT] = _next_due_field()
     for column, label in deadline_columns(workflow):

@@ -27,8 +27,11 @@ from django.utils import timezone
 
 from .actionable import actionable
 from .columns import NEXT_DUE_AT
+from .holders import claimable
 from .registry import workflow_models
 
+#: The action an inbox item offers on an unheld record of a ``claim=True`` step.
+CLAIM = "claim"
 #: How many items ``inbox`` returns unless told.
 DEFAULT_LIMIT = 50
 
@@ -100,7 +103,18 @@ def gather(
 
 
 def _available(record: Any, *, actor: Any) -> list[str]:
-    return record.available_actions(actor)
+    """The record's available actions; ``["claim"]`` for an unheld record of a
+    ``claim=True`` step the actor may claim (its transitions wait for a holder)."""
+    actions = record.available_actions(actor)
+    if not actions and claims_first(record) and claimable(record, actor):
+        return [CLAIM]
+    return actions
+
+
+def claims_first(record: Any) -> bool:
+    """Whether the record's step is a ``claim=True`` step (its transitions need a holder)."""
+    workflow = type(record).workflow
+    return workflow.claims(getattr(record, workflow.state_attribute))
 
 
 def _candidates(queryset: Any, actor: Any, page: int) -> Iterator[Any]:

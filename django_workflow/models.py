@@ -7,9 +7,12 @@ users subclass, lives in ``workflow_model``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -51,6 +54,14 @@ class TransitionLog(models.Model):
     )
     comment = models.TextField(blank=True, help_text="Why, in the caller's words.")
     data = models.JSONField(null=True, blank=True, help_text="What the caller attached.")
+    on_behalf_of = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The holder the actor stood in for (an absence), when not the actor.",
+    )
 
     class Meta:
         ordering = ["occurred_at", "id"]
@@ -304,3 +315,55 @@ class QueuedRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.content_type.model}.{self.step} queued"
+
+
+class AbsenceQuerySet(models.QuerySet):
+    def active(self, at: Any = None) -> AbsenceQuerySet:
+        """The absences under way at ``at`` (default: now): started, not yet ended."""
+        at = timezone.now() if at is None else at
+        return self.filter(starts_at__lte=at, ends_at__gt=at)
+
+
+class Absence(models.Model):
+    """While ``user`` is away (``starts_at`` to ``ends_at``), ``delegate`` may act on the
+    records ``user`` holds; the log names the delegate as actor, on behalf of ``user``."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workflow_absences"
+    )
+    delegate = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workflow_stand_ins"
+    )
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+
+    objects = AbsenceQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-starts_at"]
+        indexes = [
+            models.Index(fields=["delegate", "ends_at"], name="workflow_absence_delegate_idx"),
+            models.Index(fields=["user", "ends_at"], name="workflow_absence_user_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(ends_at__gt=models.F("starts_at")),
+                name="workflow_absence_ends_after_start",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(delegate=models.F("user")),
+                name="workflow_absence_other_delegate",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} away, {self.delegate} stands in"
+
+    def clean(self) -> None:
+        errors = {}
+        if self.starts_at and self.ends_at and self.ends_at <= self.starts_at:
+            errors["ends_at"] = "An absence ends after it starts."
+        if self.user_id is not None and self.user_id == self.delegate_id:
+            errors["delegate"] = "Someone else stands in for an absent user."
+        if errors:
+            raise ValidationError(errors)

@@ -128,6 +128,12 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
             self, name, actor=actor, authorize=authorize, comment=comment, data=data, **accepted
         )
 
+    def _hold(self, what: str, *args: Any) -> Any:
+        """``claim``, ``release`` or ``assign`` (generated with ``Workflow.assignment``)."""
+        from .engine import claims
+
+        return getattr(claims, what)(self, *args)
+
     def votes(self, name: str) -> list[Any]:
         """The actors who voted for the ``quorum`` transition ``name`` while the record has
         been in its current step (this stay), oldest vote first."""

@@ -1,5 +1,6 @@
 """Only the engine writes a workflow's derived state (docs/decisions.md, the rooms): the
-step, the entry instant, the fired columns, ``next_due_at``, and the attempt rows
+step, the entry instant, the fired columns, ``next_due_at``, the holder (``assignee``,
+``assigned_at``), and the attempt rows
 (``WorkAttempt``, ``PendingEffect``). Every other module of the package reads them, and
 hands a write over to ``django_workflow.engine``.
 
@@ -34,6 +35,8 @@ COLUMNS = (
     "state_column",
     "fired",
     "rearm",
+    "assignee",
+    "assigned_at",
 )
 #: The modules whose functions return attempt rows to read.
 ROW_READERS = ("retrying", "owed_effects")
@@ -167,6 +170,9 @@ def test_no_module_outside_the_engine_writes_derived_state():
         "def f(model, records): model.objects.bulk_update(records, [NEXT_DUE_AT])",
         "def f(rows):\n    changes = {fired_column('a', 'b'): None}\n    rows.update(**changes)",
         "def f(record): record.save(update_fields=[STATE_ENTERED_AT])",
+        "def f(rows, user): rows.update(assignee=user)",
+        "def f(rows): rows.update(**{ASSIGNEE_ID: None, ASSIGNED_AT: None})",
+        "def f(record): record.save(update_fields=['assignee', 'assigned_at'])",
         "def f(model, db): retrying.rows(model, db).filter(halted=True).delete()",
         "def f(model, db):\n    halted = retrying.rows(model, db)\n    halted.delete()",
         "from .retrying import rows\ndef f(model, db): rows(model, db).update(halted=False)",

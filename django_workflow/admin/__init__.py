@@ -13,6 +13,8 @@ the overview's. The rooms, each with what it owns:
 - ``overview``: ``WorkflowOverviewAdmin``, the "Workflows" page;
 - ``my_work``: the "My work" page;
 - ``joins``: the panel's progress of a parent waiting in a join step;
+- ``holding``: holders (``Workflow.assignment``): the changelist's filter and column,
+  "My work"'s sections, Claim and Release, ``AbsenceAdmin`` (registered on import);
 - ``display``: deadlines, spans and time in step in words; ``site``: the models a user
   may view, a model's admin URLs, the filters carried between pages.
 """
@@ -20,6 +22,7 @@ the overview's. The rooms, each with what it owns:
 from .actions import CHANGE_LIST, BulkReport, asks_values, foresee, transition_action
 from .display import KINDS, NOTHING, describe_deadline, rendered
 from .forms import CommentForm
+from .holding import AbsenceAdmin, HolderFilter
 from .log import TransitionFilter, TransitionLogAdmin, WorkflowModelFilter
 from .mixin import WorkflowAdminMixin, WorkflowStatusFilter
 from .my_work import my_work_view
@@ -29,8 +32,10 @@ __all__ = [
     "CHANGE_LIST",
     "KINDS",
     "NOTHING",
+    "AbsenceAdmin",
     "BulkReport",
     "CommentForm",
+    "HolderFilter",
     "TransitionFilter",
     "TransitionLogAdmin",
     "WorkflowAdminMixin",

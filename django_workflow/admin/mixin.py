@@ -37,6 +37,7 @@ from .display import (
     undo_label,
     vote_tallies,
 )
+from .holding import HolderFilter, holder_text, panel_holding
 from .joins import join_progress
 from .site import kept, page_url
 from .transitions import WorkflowTransitionViews
@@ -84,11 +85,17 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         state = self.model.workflow.state_attribute
         declared = tuple(super().get_list_filter(request))
         ours = () if state in declared else (state,)
-        return (*ours, WorkflowStatusFilter, *declared)
+        held = (HolderFilter,) if self.model.workflow.assignment else ()
+        return (*ours, WorkflowStatusFilter, *held, *declared)
 
     def get_list_display(self, request: HttpRequest) -> Any:
-        """What the project lists, then the next deadline."""
-        return (*super().get_list_display(request), "workflow_next_deadline")
+        """What the project lists, then the holder (with ``assignment``), the next deadline."""
+        held = ("workflow_holder",) if self.model.workflow.assignment else ()
+        return (*super().get_list_display(request), *held, "workflow_next_deadline")
+
+    @admin.display(description="held by")
+    def workflow_holder(self, record: Any) -> str:
+        return holder_text(record)
 
     @admin.display(description="next deadline")
     def workflow_next_deadline(self, record: Any) -> str:
@@ -183,6 +190,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "attempt": self._attempt(request, record, declared, may_change),
             "votes": vote_tallies(record),
             "joins": join_progress(self.admin_site, request, record, declared),
+            "holding": panel_holding(record, request, may_change, self.admin_site),
             **self._halted_effects(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [

@@ -20,10 +20,11 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from ..inbox import InboxItem, gather
+from ..inbox import CLAIM, InboxItem, gather
 from ..registry import workflow_models
 from ..wording import times_in
 from .display import next_deadline
+from .holding import SECTIONS, claim_offered, hold_button, hold_url, section
 from .site import page_url
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.
@@ -43,10 +44,12 @@ def my_work_view(request: HttpRequest, *, admin_site: Any) -> TemplateResponse:
         now,
         limit=PAGE_SIZE,
     )
+    rows = [_row(item, admin_site, zone, now, request.user) for item in items]
     context = {
         **admin_site.each_context(request),
         "title": "My work",
-        "rows": [_row(item, admin_site, zone, now) for item in items],
+        "rows": rows,
+        "sections": _sections(rows),
         "workflow_zone": times_in(zone, now),
         "limit": PAGE_SIZE,
     }
@@ -73,12 +76,17 @@ def offered(model_admin: Any, request: HttpRequest, record: Any) -> list[str]:
     record, else what ``get_workflow_transitions`` lists."""
     if not model_admin.has_change_permission(request, record):
         return []
-    return model_admin.get_workflow_transitions(request, record)
+    transitions = model_admin.get_workflow_transitions(request, record)
+    return transitions or claim_offered(record, request.user)
 
 
-def _row(item: InboxItem, admin_site: Any, zone: Any, now: Any) -> dict:
+def _row(item: InboxItem, admin_site: Any, zone: Any, now: Any, user: Any) -> dict:
     record, workflow = item.record, item.model.workflow
+    hold = hold_button(record, user)
     return {
+        "section": section(record, user),
+        "hold": hold,
+        "hold_url": hold_url(record, hold, admin_site) if hold else "",
         "item": item,
         "name": capfirst(item.model._meta.verbose_name),
         "label": item.model._meta.label,
@@ -87,8 +95,17 @@ def _row(item: InboxItem, admin_site: Any, zone: Any, now: Any) -> dict:
         "actions": [
             {"name": name, "label": workflow.transition_label(name, item.step)}
             for name in item.actions
+            if not (workflow.assignment and name == CLAIM)  # the row's Claim button
         ],
     }
+
+
+def _sections(rows: list[dict]) -> list[dict]:
+    """The rows by section, in page order, the empty ones left out."""
+    grouped = [
+        {"title": title, "rows": [r for r in rows if r["section"] == title]} for title in SECTIONS
+    ]
+    return [group for group in grouped if group["rows"]]
 
 
 def _deadline(item: InboxItem, zone: Any, now: Any) -> str:

@@ -20,6 +20,7 @@ from django.utils.text import capfirst
 from .. import status
 from ..models import WorkflowOverview
 from .display import span, time_in_step
+from .holding import hold_view
 from .my_work import my_work_view
 from .site import StaffReadOnlyAdmin, page_url, viewable_models
 
@@ -39,6 +40,11 @@ class WorkflowOverviewAdmin(StaffReadOnlyAdmin):
         return [
             path("", view, name="{}_{}_changelist".format(*info)),
             path("mine/", mine, name="django_workflow_my_work"),
+            path(
+                "mine/<str:app_label>/<str:model_name>/<path:object_id>/<str:action>/",
+                self.admin_site.admin_view(partial(hold_view, admin_site=self.admin_site)),
+                name="django_workflow_hold",
+            ),
         ]
 
     def changelist_view(self, request, extra_context=None):

@@ -12,6 +12,7 @@ from typing import Any
 from django.core import checks
 
 from ..registry import workflow_models
+from .assignment import check_assignment
 from .common import error
 from .deadlines import check_deadlines
 from .deployment import check_deployment
@@ -44,6 +45,7 @@ RULES = (
     check_references,
     check_reachable,
     check_policies,
+    check_assignment,
 )
 
 

@@ -18,6 +18,8 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 ``cascades`` moves a parent's children with it (``Transition(cascade=...)``);
 ``joins`` moves a parent on once its children are done (``Join``), and
 ``join_rechecks`` is the worker's re-check of the parents still waiting.
+``claims`` writes who holds a record (claim, release, assign) and the holder rule of
+``Step(claim=True)``; every move leaving a step clears the holder (``holders.leaving``).
 """
 
 from ..errors import error_summary, error_text

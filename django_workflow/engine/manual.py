@@ -23,7 +23,7 @@ from ..errors import (
 )
 from ..events import Event, Trigger
 from ..policies import allowed
-from . import cascades, votes
+from . import cascades, claims, votes
 from .moves import collecting, database, entry_changes, move, saved_by
 from .routes import choose_route, fields_read, route_holds, with_values
 
@@ -37,6 +37,8 @@ class Decision:
     target: str
     #: The values the decision read: the write happens only if the row still holds them.
     guard: dict[str, Any]
+    #: The holder the actor stands in for (``Step(claim=True)``, an active absence).
+    on_behalf_of: Any = None
 
 
 def decide(
@@ -62,6 +64,7 @@ def decide(
         raise ConditionUnmet(record, name, step, unmet_reason(declared, model))
     if authorize and not allowed(workflow.policy_for(step, name), actor, seen, name):
         raise WorkflowPermissionDenied(record, name, actor)
+    held, on_behalf_of = claims.holder_check(record, step, name, actor) if authorize else ({}, None)
     target = choose_route(declared.routes or (Route(declared.to),), seen, database(record))
     if target is None:
         raise NoRouteMatched(record, name, step)
@@ -69,7 +72,7 @@ def decide(
     read = fields_read([*declared.routes, Route(step, declared.when)], model)
     for attname in sorted(read - set(accepted)):
         guard[attname] = getattr(record, attname)
-    return Decision(declared, step, target, guard)
+    return Decision(declared, step, target, {**guard, **held}, on_behalf_of)
 
 
 def run_transition(
@@ -88,7 +91,14 @@ def run_transition(
     decision = decide(record, name, actor, accepted, authorize)
     changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
     event = Event(
-        decision.step, decision.target, name, Trigger.MANUAL, actor, comment=comment, data=data
+        decision.step,
+        decision.target,
+        name,
+        Trigger.MANUAL,
+        actor,
+        comment=comment,
+        data=data,
+        on_behalf_of=decision.on_behalf_of,
     )
     take = _with_cascade(record, decision, partial(_take, record, decision, changes, accepted))
     if votes.quorum(decision.transition) is not None:  # a vote: the one reaching it moves
@@ -131,6 +141,7 @@ def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) ->
     return (
         available(seen, transition)
         and allowed(policy, actor, seen, transition.name)
+        and claims.holder_allows(record, actor)
         and not votes.voted(record, transition, actor)
     )
 

@@ -16,7 +16,7 @@ from django.db import router, transaction
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
-from .. import due_instants, rearming, statements
+from .. import due_instants, holders, rearming, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -39,6 +39,7 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     """
     db = database(record)
     model = type(record)
+    changes = holders.leaving(model.workflow, event.from_state, changes)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     with transaction.atomic(using=db):
@@ -69,6 +70,7 @@ def move_locked(record: Any, changes: dict[str, Any], event: Event) -> Any:
     }
     if not _writes_plainly(model, guard, changes):
         return move(record, guard, changes, event)
+    changes = holders.leaving(model.workflow, event.from_state, changes)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     db = database(record)
@@ -174,6 +176,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
 
     Runs inside the caller's transaction, which holds the claim's row locks.
     """
+    changes = holders.leaving(model.workflow, event.from_state, changes)
     step = changes.get(model.workflow.state_attribute)
     per_record = False
     if step is not None and model.workflow.has_deadlines:
@@ -386,4 +389,5 @@ def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
         "reverses_id": None if reverses is None else reverses.pk,
         "comment": event.comment or _declared_comment(model, event),
         "data": event.data,
+        "on_behalf_of_id": getattr(event.on_behalf_of, "pk", None),
     }

@@ -2,7 +2,8 @@
 
 One class per kind, each owning its ``match``, ``due_at`` and how it runs:
 ``step`` (an automatic step, and a step's ``on_enter``), ``timeout`` (one
-that moves, one that acts), ``every``, ``join`` (the re-check of a join step).
+that moves, one that acts), ``every``, ``join`` (the re-check of a join step),
+``release`` (a claim held too long).
 ``names`` builds and reads their names.
 """
 
@@ -10,6 +11,7 @@ from .base import Deadline, Duration, Runner, Work
 from .compiling import compile_works, counts_firings, soonest_at_entry
 from .every import EveryWork
 from .join import JoinRecheck
+from .release import ReleaseWork
 from .step import EntryWork, StepWork
 from .timeout import ActionTimeout, Deadlined, TimeoutWork, TransitionTimeout
 
@@ -21,6 +23,7 @@ __all__ = [
     "EntryWork",
     "EveryWork",
     "JoinRecheck",
+    "ReleaseWork",
     "Runner",
     "StepWork",
     "TimeoutWork",

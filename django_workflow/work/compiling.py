@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 from ..columns import (
+    ASSIGNED_AT,
     ON_ENTER,
     STATE_ENTERED_AT,
     fired_column,
@@ -21,6 +22,7 @@ from . import names
 from .base import Deadline, Duration, Work
 from .every import EveryWork
 from .join import JoinRecheck
+from .release import ReleaseWork
 from .step import EntryWork, StepWork
 from .timeout import ActionTimeout, TransitionTimeout
 
@@ -58,7 +60,32 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
             works.append(_deadline_work(workflow, step_name, step, deadline))
         if step.joins:
             works.append(_join_work(workflow, step_name))
+        if releases(workflow, step):
+            works.extend(_release_work(workflow, step_name, step))
     return tuple(works)
+
+
+def releases(workflow: Any, step: Step) -> bool:
+    """Whether ``step`` lets go of claims held too long (``release_after``)."""
+    return workflow.assignment and step.claim is True and step.release_after is not None
+
+
+def _release_work(workflow: Any, name: str, step: Step) -> list[Work]:
+    """The release of a claim step's ``release_after``; none when the duration cannot be
+    read (the checks report it)."""
+    try:
+        after = parse_duration(step.release_after)
+    except InvalidDuration:
+        return []
+    work = ReleaseWork(
+        name=names.release_work(name),
+        entity="release_after",
+        deadline=Deadline(ASSIGNED_AT, after),
+        retry=Retry(),
+        check_interval=workflow.check_interval,
+        **_common(workflow, name),
+    )
+    return [work]
 
 
 def _common(workflow: Any, step: str) -> dict[str, Any]:

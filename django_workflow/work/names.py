@@ -3,7 +3,8 @@
 A name is a durable key (attempt rows, Schedules and log lines carry it):
 ``step:<step>`` for an automatic step, ``enter:<step>`` for a step's
 ``on_enter``, ``timeout:<step>.<name>`` and ``every:<step>.<name>`` for the
-deadlines, ``join:<step>`` for the re-check of parents waiting in a join step.
+deadlines, ``join:<step>`` for the re-check of parents waiting in a join step,
+``release:<step>`` for a claim step's ``release_after``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def every_work(step: str, every: str) -> str:
 
 def join_work(step: str) -> str:
     return f"join:{step}"
+
+
+def release_work(step: str) -> str:
+    return f"release:{step}"
 
 
 def automatic_step(name: str) -> str | None:

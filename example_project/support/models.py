@@ -1,5 +1,6 @@
 """Support ticket SLA: priority routing, per-queue SLAs in Croatian business days,
-and a weekday-morning reminder to customers who owe an answer."""
+a weekday-morning reminder to customers who owe an answer, and escalated tickets
+that one manager claims and holds (docs/holding-work.md)."""
 
 import holidays
 from django.db import models
@@ -27,6 +28,7 @@ class Ticket(WorkflowModel):
 
     class Workflow:
         log = True
+        assignment = True  # a ticket can have a holder: record.claim/release/assign
         time_zone = "Europe/Zagreb"
         holidays = holidays.country_holidays("HR")
 
@@ -77,7 +79,9 @@ class Ticket(WorkflowModel):
         breached = Step(
             Transition("resolve", to="resolved"), Transition("escalate", to="management")
         )
-        management = Step(Transition("resolve", to="resolved"))
+        # One manager claims an escalated ticket; only they (or their stand-in) resolve
+        # it. A claim that has not resolved it within a business day is let go.
+        management = Step(Transition("resolve", to="resolved"), claim=True, release_after="1bd")
         resolved = Step(terminal=True)
 
         policies = {"escalate": is_staff}

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.contrib.auth.models import User
 
 from django_workflow import WorkflowPermissionDenied
 from example_project.support.models import Ticket
@@ -75,8 +76,13 @@ def test_escalate_means_something_different_in_each_step(clock):
     assert fresh(ticket).state == "urgent"
     fresh(ticket).escalate(actor=staff)
     assert fresh(ticket).state == "management"
-    fresh(ticket).resolve()
+    manager = User.objects.create_user("mia")
+    with pytest.raises(WorkflowPermissionDenied, match="claim it first"):
+        fresh(ticket).resolve(actor=manager)
+    fresh(ticket).claim(manager)
+    fresh(ticket).resolve(actor=manager)
     assert fresh(ticket).state == "resolved"
+    assert fresh(ticket).assignee is None  # left the step: nobody holds it
 
 
 def test_tickets_waiting_on_the_customer_are_checked_every_30_days(clock):

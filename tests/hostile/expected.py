@@ -93,7 +93,11 @@ EXPECTED = {
     "JoinOnUnknownChildSteps": "E060",
     "JoinToAnUnknownStep": "E061",
     "JoinInAnAutomaticStep": "E062",
+    "ClaimWithoutAssignment": "E063",
+    "ReleaseAfterUnreadable": "E064",
+    "AssignPolicyWithoutAssignment": "E065",
+    "TransitionNamedLikeAnAssignmentMethod": "E066",
 }
 
 #: Declarations beside the hostile ones that every check must accept.
-VALID = ("AutomaticStepLeftByATimeout", "CascadedItem", "JoinedItem")
+VALID = ("AutomaticStepLeftByATimeout", "CascadedItem", "JoinedItem", "HeldWithAReleaseAfter")

@@ -755,3 +755,38 @@ class JoinedItem(WorkflowModel):
     class Workflow:
         open = Step(Transition("void", to="void"))
         void = Step()
+
+
+class ClaimWithoutAssignment(WorkflowModel):
+    class Workflow:
+        start = Step(Transition("finish", to="done"), claim=True)
+        done = Step()
+
+
+class ReleaseAfterUnreadable(WorkflowModel):
+    class Workflow:
+        assignment = True
+        start = Step(Transition("finish", to="done"), claim=True, release_after="soon")
+        done = Step()
+
+
+class AssignPolicyWithoutAssignment(WorkflowModel):
+    class Workflow:
+        policies = {"assign": lambda actor, record, name: True}
+        start = Step(Transition("finish", to="done"))
+        done = Step()
+
+
+class TransitionNamedLikeAnAssignmentMethod(WorkflowModel):
+    class Workflow:
+        assignment = True
+        start = Step(Transition("release", to="done"))
+        done = Step()
+
+
+class HeldWithAReleaseAfter(WorkflowModel):
+    class Workflow:
+        assignment = True
+        policies = {"assign": lambda actor, record, name: True}
+        start = Step(Transition("finish", to="done"), claim=True, release_after="1bd")
+        done = Step()

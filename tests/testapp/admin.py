@@ -8,6 +8,7 @@ from .models import (
     Claim,
     Consignment,
     Decision,
+    Errand,
     Expense,
     Parcel,
     Proposal,
@@ -26,3 +27,4 @@ admin.site.register(Expense, WorkflowAdmin)
 admin.site.register(Shipment, WorkflowAdmin)
 admin.site.register(Consignment, WorkflowAdmin)
 admin.site.register(Parcel, WorkflowAdmin)
+admin.site.register(Errand, WorkflowAdmin)

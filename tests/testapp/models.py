@@ -1094,3 +1094,31 @@ class Motion(WorkflowModel):
         carried = Step()
         rejected = Step()
         withdrawn = Step()
+
+
+class Errand(WorkflowModel):
+    """Work people hold (docs/holding-work.md): anyone may start an open errand; once
+    started, only its holder (or whoever stands in for them) finishes it, and a claim
+    that has not moved it within a day is let go; reviews are held too, and only staff
+    may claim them."""
+
+    title = models.CharField(max_length=100, blank=True)
+
+    class Workflow:
+        log = True
+        assignment = True
+
+        open = Step(Transition("start", to="working"), Transition("drop", to="dropped"))
+        working = Step(
+            Transition("finish", to="review"),
+            Transition("note", to="working"),
+            Transition("hand_back", to="open"),
+            claim=True,
+            release_after="1d",
+        )
+        review = Step(Transition("approve", to="done"), claim=True, policy=is_staff)
+        done = Step()
+        dropped = Step()
+
+    def __str__(self):
+        return self.title or f"Errand {self.pk}"
