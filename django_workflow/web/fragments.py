@@ -65,6 +65,8 @@ def actions(
     posted = posted or {}
     forms = [_forms(record, offer, posted) for offer in offers(record, request.user)]
     confirming = next((f for f in forms if posted.get("confirm") == f["offer"].name), None)
+    if confirming is not None:
+        confirming["to"] = posted["to"]
     context = {
         "record": record,
         "key": record_key(record),

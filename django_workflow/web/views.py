@@ -9,7 +9,8 @@ What a post comes to:
 - offered, but refused now (the page went stale, the policy or ``when`` no longer
   allows it, no route holds, a value is bad): the record's actions again, the refusal
   shown in place; nothing moved.
-- a move into a final step, not yet confirmed: the confirmation, nothing moved.
+- a move that would end in a final step (as the call would decide it, routes and
+  all), not yet confirmed: the confirmation, nothing moved.
 - done: back to ``next`` (checked to stay on this site) with a message; or, for htmx
   (``HX-Request``), the fragment to swap in place and an ``HX-Trigger`` event
   ``workflowChanged`` naming the record.
@@ -71,12 +72,14 @@ def act(request: HttpRequest, app_label: str, model_name: str, pk: str, name: st
     if (values is not None and not values.is_valid()) or not comment.is_valid():
         note = {"level": "error", "text": "Nothing done: please correct the values below."}
         return _answer(request, record, next_url, note, posted)
-    final = any(t in workflow.steps and workflow.steps[t].is_terminal for t in transition.targets)
-    if final and request.POST.get(CONFIRM) != name:
-        return _answer(request, record, next_url, None, {**posted, "confirm": name})
     accepted = {f: values.cleaned_data[f] for f in transition.accept} if values else {}
     label = workflow.transition_label(name, step)
+    confirmed = request.POST.get(CONFIRM) == name
     try:
+        target = None if confirmed else _target(record, name, accepted, request.user)
+        if target is not None and workflow.steps[target].is_terminal:  # confirmed first
+            confirming = {**posted, "confirm": name, "to": workflow.step_label(target)}
+            return _answer(request, record, next_url, None, confirming)
         record.transition(
             name, actor=request.user, comment=comment.cleaned_data["comment"], **accepted
         )
@@ -85,6 +88,14 @@ def act(request: HttpRequest, app_label: str, model_name: str, pk: str, name: st
     except WorkflowError as error:
         return _answer(request, record, next_url, _refusal(error, label), posted)
     return _done(request, record, next_url, label)
+
+
+def _target(record: Any, name: str, accepted: dict[str, Any], actor: Any = None) -> str:
+    """Where the call would take the record, decided as the call decides (its refusals
+    too), without writing anything."""
+    from ..engine import decide  # the runtime, loaded by a request, not on import
+
+    return decide(record, name, actor, accepted).target
 
 
 def _refusal(error: WorkflowError, label: Any) -> dict[str, str]:
