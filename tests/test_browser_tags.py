@@ -61,6 +61,8 @@ class TestTagsInABrowser(StaticLiveServerTestCase):
         self.addCleanup(
             self.driver.execute_cdp_cmd, "Emulation.setScriptExecutionDisabled", {"value": False}
         )
+        self.driver.get("data:text/html,<title>off</title><script>document.title='on'</script>")
+        assert self.driver.title == ("on" if on else "off")  # the page's own scripts obey
 
     def at_phone_width(self):
         self.driver.execute_cdp_cmd(

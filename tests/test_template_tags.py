@@ -405,7 +405,8 @@ def test_the_agent_queue_asks_for_a_login_and_then_lists_the_tickets():
 
 def test_a_route_decides_whether_a_move_is_confirmed_and_names_where_it_ends():
     clerk = person("clerk", "testapp.change_routed")
-    form = offered_forms(clerk, Routed.objects.create())["decide"]
+    routed = Routed.objects.create()
+    form = offered_forms(clerk, routed)["decide"]
     response = post(logged_in(clerk), form, **{"values-decision": "decline"}, headers=HTMX)
-    assert "moves Routed object (1) to Declined, a final step" in response.content.decode()
+    assert f"moves {routed} to Declined, a final step" in response.content.decode()
     assert logged() == 0
