@@ -410,3 +410,16 @@ def test_a_route_decides_whether_a_move_is_confirmed_and_names_where_it_ends():
     response = post(logged_in(clerk), form, **{"values-decision": "decline"}, headers=HTMX)
     assert f"moves {routed} to Declined, a final step" in response.content.decode()
     assert logged() == 0
+
+
+def test_the_demo_s_agent_is_not_staff_and_works_the_queue():
+    from example_project.hiring.management.commands.seed_demo import agent_user
+
+    assert agent_user().pk == agent_user().pk  # seeding again keeps the one agent
+    ticket = SupportTicket.objects.create(subject="Printer on fire")
+    ticket.triage()  # technical: "escalate" is for staff only
+    client = Client()
+    client.post("/accounts/login/", {"username": "agent", "password": "agent"})
+    page = client.get(f"/agent/tickets/{ticket.pk}/").content.decode()
+    assert 'data-transition="resolve"' in page and 'data-transition="escalate"' not in page
+    assert User.objects.get(username="agent").is_staff is False
