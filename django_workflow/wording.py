@@ -1,5 +1,6 @@
 """How the log and the clock read to people: a log row's transition and trigger in
-words, and the name of a time zone.
+words, the name of a time zone, a deadline ("Reminder due Wed 2 Dec 16:00 (in 2 d)")
+and a span ("1 d 23 h"), for the admin and the template tags alike.
 
 The log stores names (``make_offer``, ``sla_warning``, ``error_path``) so that it
 survives a relabelling; these helpers turn them into the labels the declaration
@@ -8,16 +9,17 @@ gives, at the moment they are shown. Nothing here writes.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from django.utils.translation import gettext as _
 
 from .columns import ON_ENTER
 from .declaration import humanise
 from .events import Trigger
+from .record_time import zone_of
 
 #: Rows whose name is a deadline's (a timeout's or an every's) when the step declares one.
 _DEADLINE_OR_STEP = (Trigger.TIMEOUT, Trigger.FAILED, Trigger.HALTED, Trigger.ERROR_PATH)
@@ -87,3 +89,50 @@ def zone_name(zone: ZoneInfo, now: datetime | None = None) -> str:
 def times_in(zone: ZoneInfo, now: datetime | None = None) -> str:
     """The sentence that names a screen's zone once: "Times in Europe/Zagreb (CET)."."""
     return _("Times in %(zone)s.") % {"zone": zone_name(zone, now)}
+
+
+def describe_deadline(
+    deadline: Any, record: Any, now: Any = None, named: bool = True, zone: Any = None
+) -> str:
+    """``"Reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: the deadline's label, in the
+    record's time zone (the workflow's ``time_zone``, or ``time_zone_field``) or in
+    ``zone`` when given, with how far away it is; the year too when it is not this year.
+    ``named=False`` leaves the zone out, for a screen that names it once. In the active
+    language."""
+    zone, now = zone or zone_of(record), now or timezone.now()
+    due = deadline.due_at.astimezone(zone)
+    shape = "D j M H:i" if due.year == now.astimezone(zone).year else "D j M Y H:i"
+    when = dateformat.format(due, shape) + (f" {due.tzname()}" if named else "")
+    left = deadline.due_at - now
+    if left.total_seconds() > 0:
+        span_words = _("in %(span)s") % {"span": span(left)}
+    else:
+        span_words = _("overdue by %(span)s") % {"span": span(-left)}
+    label = deadline.label or humanise(deadline.name)
+    return _("%(deadline)s due %(when)s (%(span)s)") % {
+        "deadline": label,
+        "when": when,
+        "span": span_words,
+    }
+
+
+def next_deadline(record: Any, now: Any = None, named: bool = True, zone: Any = None) -> Any:
+    """The record's soonest pending deadline and its words (``describe_deadline``), as
+    the changelist's "next deadline" column and "My work" show it; ``None`` when none."""
+    pending = record.pending_deadlines()
+    if not pending:
+        return None
+    return pending[0], describe_deadline(pending[0], record, now, named=named, zone=zone)
+
+
+def span(length: timedelta) -> str:
+    """A span in its two largest units: "2 d", "1 d 23 h", "3 h 5 min", "40 s"."""
+    rest = int(length.total_seconds())
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        count, rest = divmod(rest, size)
+        if count and len(parts) < 2:
+            parts.append(f"{count} {unit}")
+        elif parts:
+            break
+    return " ".join(parts) or "0 s"

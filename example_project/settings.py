@@ -78,6 +78,8 @@ Q_CLUSTER = {
 }
 
 STATIC_URL = "static/"
+# The support agents' pages (/agent/) log in outside the admin.
+LOGIN_REDIRECT_URL = "/agent/"
 
 
 def static_file_served(record) -> bool:

@@ -43,6 +43,7 @@ cat <<BANNER
   ┌────────────────────────────────────────────────────────────
   │ Demo running: http://$address/admin/
   │ Log in as admin / admin
+  │ A support agent's queue, outside the admin: http://$address/agent/ (agent / agent)
   │ Stop the web server and the worker with Ctrl-C.
   └────────────────────────────────────────────────────────────
 

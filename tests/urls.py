@@ -4,4 +4,8 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("tests.rest_urls")),
+    path("workflow/", include("django_workflow.urls")),
+    # The example project's support agent pages, built from the template tags.
+    path("agent/", include("example_project.support.urls")),
+    path("accounts/", include("django.contrib.auth.urls")),
 ]

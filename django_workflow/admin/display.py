@@ -1,10 +1,9 @@
-"""The admin's words for time and moves: a deadline (``describe_deadline``), a span
-("1 d 23 h"), the overview's time in step, a step's kind, an undo button's name, and a
-page rendered in the zone it names.
+"""The admin's words for time and moves: the overview's time in step, a step's kind, an
+undo button's name, and a page rendered in the zone it names; a deadline
+(``describe_deadline``) and a span ("1 d 23 h") are ``wording``'s, named here too.
 
-Imports the declaration's wording, the models and ``scheduling`` (the engine's vote reader when
-asked); nothing here
-queries beyond a record's own pending deadlines or writes.
+Imports ``wording`` (the engine's vote reader when asked); nothing here queries beyond
+a record's own pending deadlines or writes.
 """
 
 from __future__ import annotations
@@ -13,11 +12,9 @@ from datetime import timedelta
 from typing import Any
 
 from django.template.response import TemplateResponse
-from django.utils import dateformat, timezone
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import ngettext
 
-from ..declaration import humanise
-from ..scheduling import zone_of
+from ..wording import describe_deadline, next_deadline, span  # noqa: F401  (named here too)
 
 #: How the panel names a step's kind.
 KINDS = {
@@ -29,40 +26,6 @@ KINDS = {
 
 #: What the workflow's admin pages show for nothing: the admin's own empty value.
 NOTHING = "-"
-
-
-def describe_deadline(
-    deadline: Any, record: Any, now: Any = None, named: bool = True, zone: Any = None
-) -> str:
-    """``"Reminder due Wed 2 Dec 16:00 CET (in 2 d)"``: the deadline's label, in the
-    record's time zone (the workflow's ``time_zone``, or ``time_zone_field``) or in
-    ``zone`` when given, with how far away it is; the year too when it is not this year.
-    ``named=False`` leaves the zone out, for a screen that names it once. In the active
-    language."""
-    zone, now = zone or zone_of(record), now or timezone.now()
-    due = deadline.due_at.astimezone(zone)
-    shape = "D j M H:i" if due.year == now.astimezone(zone).year else "D j M Y H:i"
-    when = dateformat.format(due, shape) + (f" {due.tzname()}" if named else "")
-    left = deadline.due_at - now
-    if left.total_seconds() > 0:
-        span_words = gettext("in %(span)s") % {"span": span(left)}
-    else:
-        span_words = gettext("overdue by %(span)s") % {"span": span(-left)}
-    label = deadline.label or humanise(deadline.name)
-    return gettext("%(deadline)s due %(when)s (%(span)s)") % {
-        "deadline": label,
-        "when": when,
-        "span": span_words,
-    }
-
-
-def next_deadline(record: Any, now: Any = None, named: bool = True, zone: Any = None) -> Any:
-    """The record's soonest pending deadline and its words (``describe_deadline``), as
-    the changelist's "next deadline" column and "My work" show it; ``None`` when none."""
-    pending = record.pending_deadlines()
-    if not pending:
-        return None
-    return pending[0], describe_deadline(pending[0], record, now, named=named, zone=zone)
 
 
 def time_in_step(figures: Any) -> dict[str, str] | None:
@@ -91,19 +54,6 @@ def time_in_step(figures: Any) -> dict[str, str] | None:
             count,
         ) % {"count": count}
     return {"median": spans[0], "p90": spans[1], "hint": hint}
-
-
-def span(length: timedelta) -> str:
-    """A span in its two largest units: "2 d", "1 d 23 h", "3 h 5 min", "40 s"."""
-    rest = int(length.total_seconds())
-    parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
-        count, rest = divmod(rest, size)
-        if count and len(parts) < 2:
-            parts.append(f"{count} {unit}")
-        elif parts:
-            break
-    return " ".join(parts) or "0 s"
 
 
 def undo_label(record: Any, row: Any) -> str:

@@ -4,7 +4,7 @@ automatic step or on-enter effect; and the extension points deciding what a butt
 (``get_workflow_transitions``, ``get_workflow_transition_values``,
 ``get_workflow_transition_form``).
 
-Imports the errors, conditions, policies, ``history``, ``undo`` and ``halted_steps``'
+Imports the errors, conditions, policies, ``history``, ``offers``, ``undo`` and ``halted_steps``'
 retry, and ``display``, ``forms``, ``site``; the engine inside the methods that run it,
 never on import.
 """
@@ -28,6 +28,7 @@ from ..conditions import unmet_reason
 from ..errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
 from ..halted_steps import retry_now
 from ..history import last_step_change
+from ..offers import offered
 from ..policies import allowed
 from ..queueing import enqueue_entry
 from ..undo import undoable, undoable_row
@@ -57,16 +58,8 @@ class WorkflowTransitionViews:
         """The transitions this admin offers: those the user may call, with the values
         ``get_workflow_transition_values`` fills in. Override to hide some (a transition
         hidden here is refused here too, and stays callable in code)."""
-        from ..engine import permits
-
-        transitions = type(record).workflow.transitions_in(record.current_step)
-        return [
-            t.name
-            for t in transitions
-            if permits(
-                record, t, request.user, self.get_workflow_transition_values(request, record, t)
-            )
-        ]
+        values_for = partial(self.get_workflow_transition_values, request, record)
+        return [t.name for t in offered(record, request.user, values_for)]
 
     def get_workflow_transition_values(
         self, request: HttpRequest, record: Any, transition: Any

@@ -5,6 +5,7 @@ that one manager claims and holds (docs/holding-work.md)."""
 import holidays
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 
 from django_workflow import Every, Route, Step, Timeout, Transition, WorkflowModel
 from django_workflow.policies import is_staff
@@ -88,6 +89,9 @@ class Ticket(WorkflowModel):
 
     def __str__(self) -> str:
         return self.subject
+
+    def get_absolute_url(self) -> str:
+        return reverse("agent_ticket", args=[self.pk])
 
     def warn_team_lead(self):
         self.sla_warnings += 1

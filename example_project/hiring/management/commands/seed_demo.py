@@ -213,10 +213,28 @@ def quiet(*names: str):
             logger.setLevel(level)
 
 
+def agent_user() -> Any:
+    """The support agent (agent / agent): not staff, in the "Support agents" group, which
+    may view and change tickets; the tickets' policies decide the rest."""
+    from django.contrib.auth.models import Group, Permission
+
+    agents, _ = Group.objects.get_or_create(name="Support agents")
+    codenames = ("view_ticket", "change_ticket")
+    agents.permissions.add(
+        *Permission.objects.filter(content_type__app_label="support", codename__in=codenames)
+    )
+    users = get_user_model()
+    agent = users.objects.filter(username="agent").first()
+    if agent is None:
+        agent = users.objects.create_user("agent", "agent@example.com", "agent")
+    agent.groups.add(agents)
+    return agent
+
+
 class Command(BaseCommand):
     help = (
-        "Create the demo users (admin / admin) and records in every example workflow, "
-        "their past played through the workflow; nothing when example records exist."
+        "Create the demo users (admin / admin, agent / agent) and records in every example "
+        "workflow, their past played through the workflow; nothing when example records exist."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -238,6 +256,10 @@ class Command(BaseCommand):
             )
         else:
             self.seed(people)
+        self.stdout.write(
+            f"A support agent's queue, outside the admin: http://{options['address']}/agent/ "
+            "as agent / agent"
+        )
         self.stdout.write(f"Log in at http://{options['address']}/admin/ as admin / admin")
 
     def people(self) -> dict[str, Any]:
@@ -251,6 +273,7 @@ class Command(BaseCommand):
         if created:
             alice.set_unusable_password()
             alice.save()
+        agent_user()
         return {"admin": admin, "alice": alice}
 
     def seed(self, people: dict[str, Any]) -> None:

@@ -1,0 +1,165 @@
+"""The fragments the template tags render and the views answer: a record's actions
+(its forms, a note saying what a post did or why it was refused, a confirmation), its
+history, its pending deadlines, and the user's inbox. Each is a template under
+``django_workflow/`` a project may override.
+
+Imports ``inbox``, ``wording``, ``web.access`` and ``web.offers``; nothing here writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.text import capfirst
+
+from ..inbox import gather
+from ..registry import workflow_models
+from ..wording import describe_deadline, next_deadline, row_label, step_words, trigger_words
+from .access import may_change_some, may_view
+from .offers import Offer, comment_form, offers, record_key, values_form
+
+ACTIONS = "django_workflow/actions.html"
+HISTORY = "django_workflow/history.html"
+DEADLINES = "django_workflow/deadlines.html"
+INBOX = "django_workflow/inbox.html"
+#: Rows of history a fragment shows, newest first.
+HISTORY_ROWS = 20
+#: Records the inbox lists, soonest deadline first.
+INBOX_ROWS = 50
+
+
+def safe_next(request: HttpRequest, url: str | None, record: Any = None) -> str:
+    """Where to send the user back: ``url`` when it stays on this site, else the
+    record's ``get_absolute_url()``, else the site's root."""
+    if url and url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return url
+    absolute = getattr(record, "get_absolute_url", None)
+    return absolute() if callable(absolute) else "/"
+
+
+def act_url(record: Any, name: str) -> str:
+    opts = record._meta
+    return reverse("django_workflow:act", args=[opts.app_label, opts.model_name, record.pk, name])
+
+
+def actions(
+    request: HttpRequest,
+    record: Any,
+    *,
+    next_url: str,
+    note: dict[str, str] | None = None,
+    posted: dict[str, Any] | None = None,
+) -> str:
+    """The record's step and a form per transition the user may call. ``posted`` shows
+    one transition's forms as posted (with their errors), or, with ``confirm`` set, only
+    the page confirming it."""
+    if not may_view(request.user, record):
+        return ""
+    posted = posted or {}
+    forms = [_forms(record, offer, posted) for offer in offers(record, request.user)]
+    confirming = next((f for f in forms if posted.get("confirm") == f["offer"].name), None)
+    if confirming is not None:
+        confirming["to"] = posted["to"]
+    context = {
+        "record": record,
+        "key": record_key(record),
+        "box_id": "workflow-" + record_key(record).replace(".", "-").replace(":", "-"),
+        "step": record.current_step,
+        "step_label": type(record).workflow.step_label(record.current_step),
+        "note": note,
+        "next": next_url,
+        "offers": forms,
+        "confirming": confirming,
+    }
+    return render_to_string(ACTIONS, context, request=request)
+
+
+def _forms(record: Any, offer: Offer, posted: dict[str, Any]) -> dict[str, Any]:
+    if posted.get("name") == offer.name:
+        values, comment = posted.get("values"), posted.get("comment")
+    else:
+        values = values_form(record, offer.transition)
+        comment = comment_form(record, offer.transition)
+    return {"offer": offer, "url": act_url(record, offer.name), "form": values, "comment": comment}
+
+
+def history(request: HttpRequest, record: Any, limit: int = HISTORY_ROWS) -> str:
+    """The record's newest log rows, each in words: when, what, from and to, by whom."""
+    if not may_view(request.user, record):
+        return ""
+    workflow = type(record).workflow
+    rows = list(
+        record.history()
+        .select_related("actor", "reverses__reverses")
+        .order_by("-occurred_at", "-id")[:limit]
+    )
+    entries = [
+        {
+            "row": row,
+            "label": row_label(workflow, row),
+            "trigger": trigger_words(row),
+            "from_label": step_words(workflow, row.from_state),
+            "to_label": step_words(workflow, row.to_state),
+        }
+        for row in rows
+    ]
+    context = {"record": record, "entries": entries, "logged": workflow.log is True}
+    return render_to_string(HISTORY, context, request=request)
+
+
+def deadlines(request: HttpRequest, record: Any) -> str:
+    """The record's pending deadlines, soonest first, in its time zone, each with how far
+    away (or how overdue) it is."""
+    if not may_view(request.user, record):
+        return ""
+    now = timezone.now()
+    pending = [
+        {"text": describe_deadline(d, record, now), "overdue": d.due_at <= now, "deadline": d}
+        for d in record.pending_deadlines()
+    ]
+    return render_to_string(DEADLINES, {"record": record, "pending": pending}, request=request)
+
+
+def inbox(request: HttpRequest, limit: int = INBOX_ROWS) -> str:
+    """What waits for the user: the records of the models they may change on which they
+    may call a transition, soonest deadline first (``inbox.gather``), each with its forms."""
+    user, now = request.user, timezone.now()
+    models = [m for m in workflow_models() if may_change_some(user, m)]
+
+    def names(record: Any) -> list[str]:
+        return [offer.name for offer in offers(record, user)]
+
+    querysets = [model._default_manager.all() for model in models]
+    items = gather(querysets, user, names, now, limit=limit) if models else []
+    next_url = request.get_full_path()
+    rows = [
+        {
+            "item": item,
+            "key": record_key(item.record),
+            "model_name": capfirst(item.model._meta.verbose_name),
+            "url": _absolute(item.record),
+            "deadline": _deadline(item, now),
+            "actions": actions(request, item.record, next_url=next_url),
+        }
+        for item in items
+    ]
+    return render_to_string(INBOX, {"rows": rows, "limit": limit}, request=request)
+
+
+def _absolute(record: Any) -> str:
+    absolute = getattr(record, "get_absolute_url", None)
+    return absolute() if callable(absolute) else ""
+
+
+def _deadline(item: Any, now: Any) -> str:
+    if item.due_at is None:
+        return ""
+    found = next_deadline(item.record, now)
+    return found[1] if found else ""
