@@ -9,8 +9,6 @@ someone listens to the log's save signals.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections
@@ -18,22 +16,54 @@ from django.db.models.signals import post_save, pre_save
 
 from .models import TransitionLog
 
-try:
-    import psycopg
-except ImportError:  # psycopg 2, or no PostgreSQL at all
-    psycopg = None  # type: ignore[assignment]
-
 _sql: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
 
 
 def update_row(
     model: Any, pk: Any, values: dict[str, Any], db: str, guard: dict[str, Any] | None = None
-) -> Any:
+) -> int:
     """``UPDATE`` the row ``pk`` with ``values`` if it still holds ``guard``; both keyed by
     field name or attribute name of columns on one table (``fits`` says which may be).
-    Returns the cursor: its ``rowcount`` says how many rows were written, once the
-    statement ran (at the end of a ``pipelined`` block)."""
+    Returns how many rows were written."""
+    return update_logged(model, pk, values, db, guard)
+
+
+def update_logged(
+    model: Any,
+    pk: Any,
+    values: dict[str, Any],
+    db: str,
+    guard: dict[str, Any] | None = None,
+    log: dict[str, Any] | None = None,
+) -> int:
+    """``update_row``, and the log row ``log`` (by attribute name) inserted with it:
+    only while nobody listens to the log's save signals (``logs_quietly``).
+
+    On PostgreSQL both are one statement, the log row's ``INSERT`` in a ``WITH`` of the
+    ``UPDATE``: one round trip, no pipeline. Elsewhere they run one after the other.
+    Either way the log row is written even when the guard no longer holds: the caller
+    raises ``StaleRecord`` on a count of 0, which rolls its transaction back with it.
+    Returns how many rows the ``UPDATE`` wrote.
+    """
     guard = guard or {}
+    connection = connections[db]
+    sql, params = _update(model, pk, values, guard, db)
+    if log is not None:
+        insert, logged = _insert(log, db)
+        if connection.vendor == "postgresql":
+            sql, params = f"WITH logged AS ({insert}) {sql}", [*logged, *params]
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(insert, logged)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _update(
+    model: Any, pk: Any, values: dict[str, Any], guard: dict[str, Any], db: str
+) -> tuple[str, list[Any]]:
+    """The ``UPDATE`` of ``update_row`` and its parameters."""
     nulls = tuple(name for name, value in guard.items() if value is None)
     key = (model, tuple(values), tuple(guard), nulls, db)
     if key not in _sql:
@@ -49,9 +79,7 @@ def update_row(
     for value, field in zip(guard.values(), fields[len(values) + 1 :], strict=True):
         if value is not None:
             params.append(field.get_db_prep_value(value, connection, prepared=False))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.cursor
+    return sql, params
 
 
 def fits(model: Any, values: dict[str, Any]) -> bool:
@@ -89,34 +117,6 @@ def _update_sql(
     return sql, [*fields, owner.pk, *guards]
 
 
-@contextmanager
-def pipelined(db: str) -> Iterator[None]:
-    """Send the statements run inside to the server together, in one round trip as the
-    block ends (psycopg 3's pipeline mode, on PostgreSQL); elsewhere each runs at once.
-
-    Only for statements whose results nobody reads before the block ends: no
-    ``Model.save()`` or receiver of a signal may run inside (an ``UPDATE``'s row
-    count is not known until then).
-    """
-    connection = connections[db]
-    connection.ensure_connection()
-    driver = connection.connection
-    if connection.vendor != "postgresql" or not _pipelines(driver):
-        yield
-        return
-    with driver.pipeline():
-        yield
-
-
-def _pipelines(driver: Any) -> bool:
-    """Whether ``driver`` is a psycopg 3 connection whose libpq has pipeline mode."""
-    return (
-        psycopg is not None
-        and isinstance(driver, psycopg.Connection)
-        and psycopg.Pipeline.is_supported()
-    )
-
-
 def logs_quietly() -> bool:
     """Whether a log row is written without ``save()`` (nobody listens to its signals)."""
     return not (pre_save.has_listeners(TransitionLog) or post_save.has_listeners(TransitionLog))
@@ -129,14 +129,18 @@ def insert_log(values: dict[str, Any], db: str) -> None:
     if not logs_quietly():
         TransitionLog(**values).save(using=db)
         return
+    with connections[db].cursor() as cursor:
+        cursor.execute(*_insert(values, db))
+
+
+def _insert(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
+    """The log row's ``INSERT`` and its parameters."""
     key = (TransitionLog, "insert", db)
     if key not in _sql:
         _sql[key] = _insert_sql(db)
     sql, fields = _sql[key]
     connection = connections[db]
-    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    return sql, [field.get_db_prep_save(values[field.attname], connection) for field in fields]
 
 
 def _insert_sql(db: str) -> tuple[str, list[Any]]:

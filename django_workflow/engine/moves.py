@@ -92,14 +92,13 @@ def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) 
 def _write_logged(
     record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event, db: str
 ) -> None:
-    """The guarded ``UPDATE`` and the log row, sent in one round trip where the database
-    allows (the log row is rolled back with the rest when the guard no longer holds)."""
-    with statements.pipelined(db):
-        written = statements.update_row(type(record), record.pk, changes, db, guard)
-        if type(record).workflow.log is True:
-            logged = _entered_before(record, event, changes)
-            statements.insert_log(log_values(type(record), record.pk, logged, db), db)
-    if written.rowcount == 0:
+    """The guarded ``UPDATE`` and the log row, one statement where the database allows
+    (the log row is rolled back with the rest when the guard no longer holds)."""
+    model = type(record)
+    log = None
+    if model.workflow.log is True:
+        log = log_values(model, record.pk, _entered_before(record, event, changes), db)
+    if statements.update_logged(model, record.pk, changes, db, guard, log) == 0:
         raise StaleRecord(record, tuple(guard))
     apply(record, changes)
 
