@@ -9,9 +9,10 @@ someone listens to the log's save signals.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from django.db import connections
+from django.db import connections, models
 from django.db.models.signals import post_save, pre_save
 
 from .models import TransitionLog
@@ -71,15 +72,45 @@ def _update(
     sql, fields = _sql[key]
     connection = connections[db]
     params = [
-        field.get_db_prep_save(values[name], connection)
+        _db_value(field, values[name], connection)
         for name, field in zip(values, fields, strict=False)
     ]
     pk_field = fields[len(values)]
     params.append(pk_field.get_db_prep_value(pk_field.to_python(pk), connection))
     for value, field in zip(guard.values(), fields[len(values) + 1 :], strict=True):
         if value is not None:
-            params.append(field.get_db_prep_value(value, connection, prepared=False))
+            params.append(_db_value(field, value, connection))
     return sql, params
+
+
+#: Django's own fields whose ``get_db_prep_save`` passes ``None`` through, and (text and
+#: datetime fields) a string or an aware datetime as ``_db_value`` does: a subclass, which
+#: may adapt its values its own way, is not among them.
+_NONE_AS_NULL = {
+    models.CharField,
+    models.TextField,
+    models.DateTimeField,
+    models.IntegerField,
+    models.PositiveIntegerField,
+    models.BigIntegerField,
+    models.ForeignKey,
+    models.JSONField,
+}
+_TEXT = {models.CharField, models.TextField}
+
+
+def _db_value(field: Any, value: Any, connection: Any) -> Any:
+    """``field.get_db_prep_save(value, connection)``, the same value, without its few
+    calls for what the engine writes most: ``None``, the text of a step or a name, the
+    instant of an entry or a firing (a log row is a dozen of these, written per record)."""
+    kind = type(field)
+    if value is None and kind in _NONE_AS_NULL:
+        return None
+    if kind in _TEXT and isinstance(value, str):
+        return value
+    if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
+        return connection.ops.adapt_datetimefield_value(value)
+    return field.get_db_prep_save(value, connection)
 
 
 def fits(model: Any, values: dict[str, Any]) -> bool:
@@ -140,7 +171,7 @@ def _insert(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
         _sql[key] = _insert_sql(db)
     sql, fields = _sql[key]
     connection = connections[db]
-    return sql, [field.get_db_prep_save(values[field.attname], connection) for field in fields]
+    return sql, [_db_value(field, values[field.attname], connection) for field in fields]
 
 
 def _insert_sql(db: str) -> tuple[str, list[Any]]:

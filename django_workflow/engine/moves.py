@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
+from django.db.models import Model
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
@@ -367,6 +368,10 @@ def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
     }
 
 
+def _is_user(actor: Any) -> bool:
+    return isinstance(actor, Model) and isinstance(actor, get_user_model())
+
+
 def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
     """The log row of ``event`` by attribute name, but its content type and instant (which a
     migration's historical log sets its own way)."""
@@ -378,7 +383,7 @@ def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
         "transition_name": event.name,
         "triggered_by": event.trigger,
         "from_state_entered_at": event.from_state_entered_at,
-        "actor_id": actor.pk if isinstance(actor, get_user_model()) else None,
+        "actor_id": actor.pk if _is_user(actor) else None,
         "actor_repr": "" if actor is None else str(actor)[:255],
         "attempt": event.attempt,
         "error": "" if error is None else error_text(error),
