@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
 from django.db.models.signals import post_save, pre_save
 
@@ -117,17 +118,27 @@ def fits(model: Any, values: dict[str, Any]) -> bool:
     """Whether ``update_row`` can write (or guard on) ``values``: plain values (no
     expressions, no model instances) of concrete fields of one table, the table holding
     the workflow's columns."""
-    owner = model._meta.get_field(model.workflow.state_attribute).model
     for name, value in values.items():
         if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
             return False
-        try:
-            field = model._meta.get_field(name)
-        except LookupError:
-            return False
-        if not getattr(field, "concrete", False) or field.model is not owner:
+        if (model, name) not in _columns:  # asked of every move: answered once per name
+            _columns[(model, name)] = _column_of_owner(model, name)
+        if not _columns[(model, name)]:
             return False
     return True
+
+
+_columns: dict[tuple[Any, str], bool] = {}
+
+
+def _column_of_owner(model: Any, name: str) -> bool:
+    """Whether ``name`` is a concrete field on the table holding the workflow's columns."""
+    owner = model._meta.get_field(model.workflow.state_attribute).model
+    try:
+        field = model._meta.get_field(name)
+    except LookupError:
+        return False
+    return bool(getattr(field, "concrete", False)) and field.model is owner
 
 
 def _update_sql(
@@ -146,6 +157,18 @@ def _update_sql(
     where = " AND ".join(conditions)
     sql = f"UPDATE {quote(owner.db_table)} SET {assignments} WHERE {where}"
     return sql, [*fields, owner.pk, *guards]
+
+
+#: ``ContentType.objects`` per database, kept: ``db_manager`` copies the manager on each
+#: call (a copy shares the manager's cache, which ``clear_cache`` empties in place).
+_content_types: dict[str, Any] = {}
+
+
+def content_type_id(model: Any, db: str) -> int:
+    """The key of ``model``'s content type in ``db``, from the content types' own cache."""
+    if db not in _content_types:
+        _content_types[db] = ContentType.objects.db_manager(db)
+    return _content_types[db].get_for_model(model).pk
 
 
 def logs_quietly() -> bool:

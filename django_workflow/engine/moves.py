@@ -362,20 +362,17 @@ def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
     """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
     and what a single row's ``INSERT`` sends without one."""
     return {
-        "content_type_id": ContentType.objects.db_manager(db).get_for_model(model).pk,
+        "content_type_id": statements.content_type_id(model, db),
         "occurred_at": timezone.now(),
         **log_fields(model, pk, event),
     }
-
-
-def _is_user(actor: Any) -> bool:
-    return isinstance(actor, Model) and isinstance(actor, get_user_model())
 
 
 def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
     """The log row of ``event`` by attribute name, but its content type and instant (which a
     migration's historical log sets its own way)."""
     actor, error, reverses = event.actor, event.error, event.reverses
+    user = isinstance(actor, Model) and isinstance(actor, get_user_model())
     return {
         "object_id": str(pk),
         "from_state": event.from_state,
@@ -383,7 +380,7 @@ def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
         "transition_name": event.name,
         "triggered_by": event.trigger,
         "from_state_entered_at": event.from_state_entered_at,
-        "actor_id": actor.pk if _is_user(actor) else None,
+        "actor_id": actor.pk if user else None,
         "actor_repr": "" if actor is None else str(actor)[:255],
         "attempt": event.attempt,
         "error": "" if error is None else error_text(error),
