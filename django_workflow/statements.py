@@ -2,8 +2,9 @@
 
 Django compiles a queryset's SQL again on every call; a poll firing thousands
 of deadlines spent more time there than in the database. These functions
-build the same statements once and only adapt the values per call, through
-the fields' own ``get_db_prep_save``. A log row is saved by the ORM when
+build the same statements once and only adapt the values per call, as the
+fields' own ``get_db_prep_save`` does. A step change's ``UPDATE`` and its log
+row are one statement on PostgreSQL. A log row is saved by the ORM when
 someone listens to the log's save signals.
 """
 
