@@ -114,7 +114,20 @@ class CompiledWorkflow:
 
     def transition(self, step_name: str, name: str) -> Transition | None:
         """The transition ``name`` offered in ``step_name``, or ``None``."""
-        return next((t for t in self.transitions_in(step_name) if t.name == name), None)
+        if not isinstance(name, str):
+            return next((t for t in self.transitions_in(step_name) if t.name == name), None)
+        offered = self._offered.get(step_name)
+        if offered is None:  # read once per step: every manual call asks
+            offered = {}
+            for transition in self.transitions_in(step_name):
+                if isinstance(transition.name, str):
+                    offered.setdefault(transition.name, transition)
+            self._offered[step_name] = offered
+        return offered.get(name)
+
+    @cached_property
+    def _offered(self) -> dict[str, dict[str, Transition]]:
+        return {}
 
     def policy_for(self, step_name: str, name: str) -> Any:
         """The policy guarding ``name`` in ``step_name``: ``Workflow.policies`` wins."""
@@ -170,7 +183,7 @@ class CompiledWorkflow:
         """Per step, the deadlines that can decide ``next_due_at`` when a record enters it."""
         return {step: soonest_at_entry(works) for step, works in self.deadline_works.items()}
 
-    @property
+    @cached_property
     def has_deadlines(self) -> bool:
         """Whether any step has a deadline a scheduler runs, a join it re-checks or claims it
         releases (readable before the model exists)."""

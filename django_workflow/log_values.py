@@ -46,6 +46,8 @@ def check_comment(comment: Any) -> str:
 
 def check_data(data: Any) -> Any:
     """``data`` unchanged when it is JSON every database stores and reads back."""
+    if data is None:  # most calls: nothing attached
+        return None
     _check_value(data, depth=0)
     size = len(json.dumps(data, ensure_ascii=False).encode())
     if size > MAX_DATA_BYTES:

@@ -2,38 +2,71 @@
 
 Django compiles a queryset's SQL again on every call; a poll firing thousands
 of deadlines spent more time there than in the database. These functions
-build the same statements once and only adapt the values per call, through
-the fields' own ``get_db_prep_save``. A log row is saved by the ORM when
+build the same statements once and only adapt the values per call, as the
+fields' own ``get_db_prep_save`` does. A step change's ``UPDATE`` and its log
+row are one statement on PostgreSQL. A log row is saved by the ORM when
 someone listens to the log's save signals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
-from django.db import connections
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections, models
 from django.db.models.signals import post_save, pre_save
 
 from .models import TransitionLog
-
-try:
-    import psycopg
-except ImportError:  # psycopg 2, or no PostgreSQL at all
-    psycopg = None  # type: ignore[assignment]
 
 _sql: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
 
 
 def update_row(
     model: Any, pk: Any, values: dict[str, Any], db: str, guard: dict[str, Any] | None = None
-) -> Any:
+) -> int:
     """``UPDATE`` the row ``pk`` with ``values`` if it still holds ``guard``; both keyed by
     field name or attribute name of columns on one table (``fits`` says which may be).
-    Returns the cursor: its ``rowcount`` says how many rows were written, once the
-    statement ran (at the end of a ``pipelined`` block)."""
+    Returns how many rows were written."""
+    return update_logged(model, pk, values, db, guard)
+
+
+def update_logged(
+    model: Any,
+    pk: Any,
+    values: dict[str, Any],
+    db: str,
+    guard: dict[str, Any] | None = None,
+    log: dict[str, Any] | None = None,
+) -> int:
+    """``update_row``, and the log row ``log`` (by attribute name) inserted with it:
+    only while nobody listens to the log's save signals (``logs_quietly``).
+
+    On PostgreSQL both are one statement, the log row's ``INSERT`` in a ``WITH`` of the
+    ``UPDATE``: one round trip, no pipeline. Elsewhere they run one after the other.
+    Either way the log row is written even when the guard no longer holds: the caller
+    raises ``StaleRecord`` on a count of 0, which rolls its transaction back with it.
+    Returns how many rows the ``UPDATE`` wrote.
+    """
     guard = guard or {}
+    connection = connections[db]
+    sql, params = _update(model, pk, values, guard, db)
+    if log is not None:
+        insert, logged = _insert(log, db)
+        if connection.vendor == "postgresql":
+            sql, params = f"WITH logged AS ({insert}) {sql}", [*logged, *params]
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(insert, logged)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _update(
+    model: Any, pk: Any, values: dict[str, Any], guard: dict[str, Any], db: str
+) -> tuple[str, list[Any]]:
+    """The ``UPDATE`` of ``update_row`` and its parameters."""
     nulls = tuple(name for name, value in guard.items() if value is None)
     key = (model, tuple(values), tuple(guard), nulls, db)
     if key not in _sql:
@@ -41,34 +74,72 @@ def update_row(
     sql, fields = _sql[key]
     connection = connections[db]
     params = [
-        field.get_db_prep_save(values[name], connection)
+        _db_value(field, values[name], connection)
         for name, field in zip(values, fields, strict=False)
     ]
     pk_field = fields[len(values)]
     params.append(pk_field.get_db_prep_value(pk_field.to_python(pk), connection))
     for value, field in zip(guard.values(), fields[len(values) + 1 :], strict=True):
         if value is not None:
-            params.append(field.get_db_prep_value(value, connection, prepared=False))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.cursor
+            params.append(_db_value(field, value, connection))
+    return sql, params
+
+
+#: Django's own fields whose ``get_db_prep_save`` passes ``None`` through, and (text and
+#: datetime fields) a string or an aware datetime as ``_db_value`` does: a subclass, which
+#: may adapt its values its own way, is not among them.
+_NONE_AS_NULL = {
+    models.CharField,
+    models.TextField,
+    models.DateTimeField,
+    models.IntegerField,
+    models.PositiveIntegerField,
+    models.BigIntegerField,
+    models.ForeignKey,
+    models.JSONField,
+}
+_TEXT = {models.CharField, models.TextField}
+
+
+def _db_value(field: Any, value: Any, connection: Any) -> Any:
+    """``field.get_db_prep_save(value, connection)``, the same value, without its few
+    calls for what the engine writes most: ``None``, the text of a step or a name, the
+    instant of an entry or a firing (a log row is a dozen of these, written per record)."""
+    kind = type(field)
+    if value is None and kind in _NONE_AS_NULL:
+        return None
+    if kind in _TEXT and isinstance(value, str):
+        return value
+    if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
+        return connection.ops.adapt_datetimefield_value(value)
+    return field.get_db_prep_save(value, connection)
 
 
 def fits(model: Any, values: dict[str, Any]) -> bool:
     """Whether ``update_row`` can write (or guard on) ``values``: plain values (no
     expressions, no model instances) of concrete fields of one table, the table holding
     the workflow's columns."""
-    owner = model._meta.get_field(model.workflow.state_attribute).model
     for name, value in values.items():
         if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
             return False
-        try:
-            field = model._meta.get_field(name)
-        except LookupError:
-            return False
-        if not getattr(field, "concrete", False) or field.model is not owner:
+        if (model, name) not in _columns:  # asked of every move: answered once per name
+            _columns[(model, name)] = _column_of_owner(model, name)
+        if not _columns[(model, name)]:
             return False
     return True
+
+
+_columns: dict[tuple[Any, str], bool] = {}
+
+
+def _column_of_owner(model: Any, name: str) -> bool:
+    """Whether ``name`` is a concrete field on the table holding the workflow's columns."""
+    owner = model._meta.get_field(model.workflow.state_attribute).model
+    try:
+        field = model._meta.get_field(name)
+    except LookupError:
+        return False
+    return bool(getattr(field, "concrete", False)) and field.model is owner
 
 
 def _update_sql(
@@ -89,32 +160,16 @@ def _update_sql(
     return sql, [*fields, owner.pk, *guards]
 
 
-@contextmanager
-def pipelined(db: str) -> Iterator[None]:
-    """Send the statements run inside to the server together, in one round trip as the
-    block ends (psycopg 3's pipeline mode, on PostgreSQL); elsewhere each runs at once.
-
-    Only for statements whose results nobody reads before the block ends: no
-    ``Model.save()`` or receiver of a signal may run inside (an ``UPDATE``'s row
-    count is not known until then).
-    """
-    connection = connections[db]
-    connection.ensure_connection()
-    driver = connection.connection
-    if connection.vendor != "postgresql" or not _pipelines(driver):
-        yield
-        return
-    with driver.pipeline():
-        yield
+#: ``ContentType.objects`` per database, kept: ``db_manager`` copies the manager on each
+#: call (a copy shares the manager's cache, which ``clear_cache`` empties in place).
+_content_types: dict[str, Any] = {}
 
 
-def _pipelines(driver: Any) -> bool:
-    """Whether ``driver`` is a psycopg 3 connection whose libpq has pipeline mode."""
-    return (
-        psycopg is not None
-        and isinstance(driver, psycopg.Connection)
-        and psycopg.Pipeline.is_supported()
-    )
+def content_type_id(model: Any, db: str) -> int:
+    """The key of ``model``'s content type in ``db``, from the content types' own cache."""
+    if db not in _content_types:
+        _content_types[db] = ContentType.objects.db_manager(db)
+    return _content_types[db].get_for_model(model).pk
 
 
 def logs_quietly() -> bool:
@@ -129,14 +184,18 @@ def insert_log(values: dict[str, Any], db: str) -> None:
     if not logs_quietly():
         TransitionLog(**values).save(using=db)
         return
+    with connections[db].cursor() as cursor:
+        cursor.execute(*_insert(values, db))
+
+
+def _insert(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
+    """The log row's ``INSERT`` and its parameters."""
     key = (TransitionLog, "insert", db)
     if key not in _sql:
         _sql[key] = _insert_sql(db)
     sql, fields = _sql[key]
     connection = connections[db]
-    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    return sql, [_db_value(field, values[field.attname], connection) for field in fields]
 
 
 def _insert_sql(db: str) -> tuple[str, list[Any]]:

@@ -8,9 +8,11 @@ from datetime import timedelta
 import psycopg
 import pytest
 from django.db import connections
+from django.test.utils import CaptureQueriesContext
 
 from django_workflow import StaleRecord
 from django_workflow.engine import fire
+from django_workflow.models import TransitionLog
 from tests.conftest import workflow_database
 from tests.moments import T
 from tests.testapp.models import Batch, Expense, Routed, SideEffect
@@ -69,3 +71,15 @@ def test_a_fired_deadline_sends_its_fired_column_with_its_log_row(clock):
     fired = Batch.objects.get(pk=second.pk)
     assert fired.waiting_ping_fired_at == now
     assert fired.history().filter(transition_name="ping").count() == 1
+
+
+@counted
+def test_a_manual_transition_sends_its_update_and_log_row_as_one_statement():
+    expense = Expense.objects.create()
+    log, table = TransitionLog._meta.db_table, Expense._meta.db_table
+    with CaptureQueriesContext(connections[workflow_database()]) as seen:
+        expense.fast_track()
+    writes = [q["sql"] for q in seen.captured_queries if log in q["sql"] or table in q["sql"]]
+    assert len(writes) == 1  # no second statement, so no pipeline to enter and sync
+    assert f'INSERT INTO "{log}"' in writes[0] and f'UPDATE "{table}"' in writes[0]
+    assert expense.history().last().to_state == "approved"

@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
+from django.db.models import Model
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
@@ -94,14 +95,13 @@ def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) 
 def _write_logged(
     record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event, db: str
 ) -> None:
-    """The guarded ``UPDATE`` and the log row, sent in one round trip where the database
-    allows (the log row is rolled back with the rest when the guard no longer holds)."""
-    with statements.pipelined(db):
-        written = statements.update_row(type(record), record.pk, changes, db, guard)
-        if type(record).workflow.log is True:
-            logged = _entered_before(record, event, changes)
-            statements.insert_log(log_values(type(record), record.pk, logged, db), db)
-    if written.rowcount == 0:
+    """The guarded ``UPDATE`` and the log row, one statement where the database allows
+    (the log row is rolled back with the rest when the guard no longer holds)."""
+    model = type(record)
+    log = None
+    if model.workflow.log is True:
+        log = log_values(model, record.pk, _entered_before(record, event, changes), db)
+    if statements.update_logged(model, record.pk, changes, db, guard, log) == 0:
         raise StaleRecord(record, tuple(guard))
     apply(record, changes)
 
@@ -365,7 +365,7 @@ def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
     """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
     and what a single row's ``INSERT`` sends without one."""
     return {
-        "content_type_id": ContentType.objects.db_manager(db).get_for_model(model).pk,
+        "content_type_id": statements.content_type_id(model, db),
         "occurred_at": timezone.now(),
         **log_fields(model, pk, event),
     }
@@ -375,6 +375,7 @@ def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
     """The log row of ``event`` by attribute name, but its content type and instant (which a
     migration's historical log sets its own way)."""
     actor, error, reverses = event.actor, event.error, event.reverses
+    user = isinstance(actor, Model) and isinstance(actor, get_user_model())
     return {
         "object_id": str(pk),
         "from_state": event.from_state,
@@ -382,7 +383,7 @@ def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
         "transition_name": event.name,
         "triggered_by": event.trigger,
         "from_state_entered_at": event.from_state_entered_at,
-        "actor_id": actor.pk if isinstance(actor, get_user_model()) else None,
+        "actor_id": actor.pk if user else None,
         "actor_repr": "" if actor is None else str(actor)[:255],
         "attempt": event.attempt,
         "error": "" if error is None else error_text(error),

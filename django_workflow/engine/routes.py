@@ -29,6 +29,9 @@ def route_holds(when: Any, record: Any, db: str) -> bool:
 
 def fields_read(routes: Iterable[Any], model: Any) -> set[str]:
     """Column attribute names the ``Q`` routes read, for the stale guard."""
+    routes = [route for route in routes if isinstance(route.when, Q)]
+    if not routes:  # most transitions: nothing read
+        return set()
     by_name = {}
     for field in model._meta.concrete_fields:
         by_name[field.name] = by_name[field.attname] = field.attname

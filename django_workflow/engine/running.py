@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-from contextlib import nullcontext
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -31,6 +30,7 @@ from .moves import (
     entry_changes,
     field_values,
     log_event,
+    log_values,
     move,
     saved_by,
     saves_visibly,
@@ -165,7 +165,10 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
                 columns = _save_fired(record, work, now, before)
             if attempt_row is not None:
                 attempts.forget(model, pk, work, db)
-            event = Event(work.step, work.step, work.entity, Trigger.TIMEOUT)
+            entered = getattr(record, STATE_ENTERED_AT)  # in place: the stay it fires in
+            event = Event(
+                work.step, work.step, work.entity, Trigger.TIMEOUT, from_state_entered_at=entered
+            )
             _write_fired(record, columns, event, db)
         return True
     except ACTION_FAILURES as error:
@@ -206,12 +209,16 @@ def _save_fired(
 
 
 def _write_fired(record: Any, columns: dict[str, Any] | None, event: Event, db: str) -> None:
-    """The fired ``columns`` (unless already saved) and the log row: sent to the server
-    together, in one round trip, where the database allows and no ``save()`` runs."""
-    together = columns is not None and statements.logs_quietly()
-    with statements.pipelined(db) if together else nullcontext():
-        if columns is not None:
-            statements.update_row(type(record), record.pk, columns, db)
+    """The fired ``columns`` (unless already saved) and the log row: one statement where
+    the database allows and no ``save()`` runs."""
+    model = type(record)
+    if columns is None:
         log_event(record, event)
-    if columns is not None:
-        apply(record, columns)
+        return
+    if model.workflow.log is True and statements.logs_quietly():
+        log = log_values(model, record.pk, event, db)
+        statements.update_logged(model, record.pk, columns, db, log=log)
+    else:
+        statements.update_row(model, record.pk, columns, db)
+        log_event(record, event)
+    apply(record, columns)
