@@ -22,6 +22,7 @@ benchmarks=("$@")
   benchmarks/worker.py
   benchmarks/bulk.py
   benchmarks/actionable.py
+  benchmarks/actionable_holders.py
   benchmarks/report.py
   benchmarks/throughput.py
 )

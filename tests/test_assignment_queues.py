@@ -70,6 +70,25 @@ def test_still_one_query_with_holders_and_absences(errands, people, django_asser
     assert titles(found) == ["open", "unheld"]
 
 
+def test_still_one_query_for_a_delegate_with_an_absence_under_way(
+    errands, people, django_assert_num_queries
+):
+    """The absences are a subquery of the same query, not read before it."""
+    now = timezone.now()
+    Absence.objects.create(
+        user=people["bob"], delegate=people["carol"], starts_at=now, ends_at=now + timedelta(1)
+    )
+    Absence.objects.create(
+        user=people["alice"],
+        delegate=people["carol"],
+        starts_at=now - timedelta(3),
+        ends_at=now - timedelta(1),
+    )
+    with django_assert_num_queries(1):
+        found = list(Errand.objects.actionable_by(people["carol"]))
+    assert titles(found) == ["bobs", "bobs_open", "open", "unheld"]
+
+
 def test_the_inbox_offers_a_claim_on_unheld_work_and_the_transitions_on_held_work(errands, people):
     items = {item.record.title: item.actions for item in inbox(people["alice"], models=[Errand])}
     assert items == {

@@ -266,6 +266,40 @@ class Assignment(WorkflowModel):
         archived = Step()
 
 
+class Duty(WorkflowModel):
+    """Work people hold (benchmarks/actionable_holders.py): ``open`` is triaged by whoever
+    may change duties, anyone claims ``working``, staff claim ``review``, the owner closes
+    ``done``; a record held by someone else is nobody else's work."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Workflow:
+        assignment = True
+
+        open = Step(
+            Transition("start", to="working"),
+            Transition("drop", to="archived"),
+            policy=has_perm("benchapp.change_duty"),
+        )
+        working = Step(
+            Transition("finish", to="review"), Transition("hand_back", to="open"), claim=True
+        )
+        review = Step(
+            Transition("approve", to="done"),
+            Transition("reject", to="working"),
+            claim=True,
+            policy=is_staff,
+        )
+        done = Step(
+            Transition("reopen", to="working"),
+            Transition("archive", to="archived"),
+            policy=relates_to_actor_via("owner"),
+        )
+        archived = Step()
+
+
 class Lapse(WorkflowModel):
     """Bulk moves (benchmarks/bulk.py): ``expire`` by hand, or by the timeout ``lapse``."""
 
