@@ -21,19 +21,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from .. import holders
 from ..columns import ASSIGNEE_ID
 from ..errors import WorkflowError
+from ..holders import RELEASE, UNCLAIMED, section
 from ..inbox import CLAIM, claims_first
 from ..models import Absence
-
-RELEASE = "release"
-#: "My work"'s sections, in page order; the last (no title) holds records nobody holds
-#: in a model without holders, or in a step anyone may act in.
-HELD_BY_ME, UNCLAIMED, STOOD_IN, OTHER = (
-    "Held by me",
-    "Unclaimed",
-    "Held by others I stand in for",
-    "",
-)
-SECTIONS = (HELD_BY_ME, UNCLAIMED, STOOD_IN, OTHER)
 
 
 class HolderFilter(admin.SimpleListFilter):
@@ -60,16 +50,6 @@ def holder_text(record: Any) -> str:
     """The changelist's "held by" cell: the holder, or a dash."""
     held = holders.holder(record)
     return "-" if held is None else str(held)
-
-
-def section(record: Any, user: Any) -> str:
-    """Which "My work" section ``record`` belongs in for ``user``."""
-    if not type(record).workflow.assignment:
-        return OTHER
-    held_by = holders.holder_id(record)
-    if held_by is None:
-        return UNCLAIMED
-    return HELD_BY_ME if held_by == user.pk else STOOD_IN
 
 
 def hold_button(record: Any, user: Any) -> str:
