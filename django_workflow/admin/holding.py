@@ -21,7 +21,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from .. import holders
 from ..columns import ASSIGNEE_ID
 from ..errors import WorkflowError
-from ..holders import RELEASE, UNCLAIMED, section
+from ..holders import RELEASE
 from ..inbox import CLAIM, claims_first
 from ..models import Absence
 
@@ -54,13 +54,9 @@ def holder_text(record: Any) -> str:
 
 def hold_button(record: Any, user: Any) -> str:
     """The button a "My work" row shows: ``claim`` on an unheld record of a model with
-    holders, ``release`` on one the user holds or holds in someone's stead."""
-    where = section(record, user)
-    if where == UNCLAIMED and holders.claimable(record, user):
-        return CLAIM
-    if where != UNCLAIMED and holders.may_release(record, user):
-        return RELEASE
-    return ""
+    holders, ``release`` on one the user holds or holds in someone's stead (or may let go
+    of by the ``assign`` policy); none on a model without holders."""
+    return holders.hold_offered(record, user)
 
 
 def claim_offered(record: Any, user: Any) -> list[str]:
