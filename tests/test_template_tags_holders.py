@@ -167,14 +167,21 @@ def test_a_claim_from_a_page_older_than_the_step_is_stale(working, alice):
     assert fresh(working).assignee is None and holding_rows(working) == []
 
 
-def test_a_release_refused_by_now_is_shown_in_place(working, alice, bob):
+@pytest.mark.parametrize("headers", [{}, HTMX])
+def test_a_release_from_before_a_change_of_hands_lets_nobody_go(working, alice, bob, headers):
     working.claim(alice)
     form = hold_form(alice, fresh(working))
     fresh(working).release(alice)
-    response = post(logged_in(alice), form)
+    response = post(logged_in(alice), form, headers=headers)
+    assert note(response) == (
+        "Nothing done: Fix the gate changed hands since the page was shown; nobody holds it now."
+    )
+    fresh(working).claim(bob)  # alice may release others' claims, but not from this page
+    response = post(logged_in(alice), form, headers=headers)
     assert response.status_code == 200
-    assert note(response).startswith("Nothing done:")
-    assert holding_rows(working) == [("claim", "alice"), ("release", "alice")]
+    assert note(response).endswith("changed hands since the page was shown; bob holds it now.")
+    assert fresh(working).assignee == bob
+    assert holding_rows(working) == [("claim", "alice"), ("release", "alice"), ("claim", "bob")]
 
 
 # A stand-in -----------------------------------------------------------------------------

@@ -5,7 +5,9 @@ confirming, and the signed token each form carries.
 
 On a model with holders (docs/holding-work.md) the page also offers Claim or Release
 (``hold_offer``), as ``holders.hold_offered`` decides, the rule ``record.claim()`` and
-``record.release()`` apply; its token is signed apart from the transitions' tokens.
+``record.release()`` apply; its token is signed apart from the transitions' tokens and
+also names who held the record, so a Release from a page older than a change of hands
+is stale, never a release of the new holder's claim.
 
 A token names the user, the record, the step and the transition it was offered in:
 a post without a valid one was never offered to that user (forged, answered 403),
@@ -25,7 +27,7 @@ from django import forms
 from django.core import signing
 from django.forms import modelform_factory
 
-from ..holders import CLAIM, hold_offered
+from ..holders import CLAIM, hold_offered, holder_id
 from ..offers import offered
 from .access import may_change
 
@@ -111,16 +113,28 @@ def hold_offer(record: Any, user: Any) -> HoldOffer | None:
     action = hold_offered(record, user)
     if not action:
         return None
-    payload = [record_key(record), record.current_step, action, user.pk]
+    payload = [record_key(record), record.current_step, action, user.pk, holder_id(record)]
     return HoldOffer(action, signing.dumps(payload, salt=HOLD_SALT))
 
 
-def offered_step(token: str, record: Any, user: Any, name: str, salt: str = SALT) -> str | None:
-    """The step ``token`` offered ``name`` in, to ``user`` on ``record``; ``None`` when
-    the token is missing, altered, or was issued for another user, record or transition
-    (or, with ``salt=HOLD_SALT``, another of Claim and Release)."""
+def offered_hold(token: str, record: Any, user: Any, action: str) -> tuple[str, Any] | None:
+    """The step ``token`` offered ``action`` (Claim or Release) in, to ``user`` on
+    ``record``, and who held the record then; ``None`` when the token is missing,
+    altered, or was issued for another user, record or action."""
     try:
-        key, step, offered_name, user_pk = signing.loads(token or "", salt=salt)
+        key, step, offered_action, user_pk, held_by = signing.loads(token or "", salt=HOLD_SALT)
+    except (signing.BadSignature, ValueError, TypeError):
+        return None
+    if (key, offered_action, user_pk) != (record_key(record), action, user.pk):
+        return None
+    return (step, held_by) if isinstance(step, str) else None
+
+
+def offered_step(token: str, record: Any, user: Any, name: str) -> str | None:
+    """The step ``token`` offered ``name`` in, to ``user`` on ``record``; ``None`` when
+    the token is missing, altered, or was issued for another user, record or transition."""
+    try:
+        key, step, offered_name, user_pk = signing.loads(token or "", salt=SALT)
     except (signing.BadSignature, ValueError, TypeError):
         return None
     if (key, offered_name, user_pk) != (record_key(record), name, user.pk):

@@ -34,6 +34,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from .. import holders
 from ..errors import (
     AlreadyClaimed,
     ConditionUnmet,
@@ -45,7 +46,14 @@ from ..errors import (
 from ..holders import CLAIM, RELEASE
 from . import fragments
 from .access import find_record, may_change
-from .offers import HOLD_SALT, HoldOffer, comment_form, offered_step, record_key, values_form
+from .offers import (
+    HoldOffer,
+    comment_form,
+    offered_hold,
+    offered_step,
+    record_key,
+    values_form,
+)
 
 #: The page a post answers without JavaScript when it is not done.
 PAGE = "django_workflow/act.html"
@@ -105,12 +113,15 @@ def hold(request: HttpRequest, app_label: str, model_name: str, pk: str, action:
     if not may_change(request.user, record):
         raise PermissionDenied
     token = request.POST.get(OFFER, "")
-    step = offered_step(token, record, request.user, action, salt=HOLD_SALT)
-    if step is None:  # never offered to this user on this record: a forged post
+    offered = offered_hold(token, record, request.user, action)
+    if offered is None:  # never offered to this user on this record: a forged post
         raise PermissionDenied
     next_url = fragments.safe_next(request, request.POST.get(NEXT), record)
+    step, held_by = offered
     if step != record.current_step:
         return _stale(request, record, next_url)
+    if action == RELEASE and held_by != holders.holder_id(record):
+        return _changed_hands(request, record, next_url)
     label = HoldOffer(action, token).label
     try:
         getattr(record, action)(request.user)
@@ -150,6 +161,15 @@ def _stale(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
     record.refresh_from_db()
     step = type(record).workflow.step_label(record.current_step)
     text = f"Nothing done: {record} changed since the page was shown; it is in {step} now."
+    return _answer(request, record, next_url, {"level": "error", "text": text}, None)
+
+
+def _changed_hands(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
+    """A Release from a page shown while someone else held the record: letting go now
+    would release the new holder's claim; nothing was done."""
+    held = holders.holder(record)
+    now = f"{held} holds it now" if held is not None else "nobody holds it now"
+    text = f"Nothing done: {record} changed hands since the page was shown; {now}."
     return _answer(request, record, next_url, {"level": "error", "text": text}, None)
 
 
