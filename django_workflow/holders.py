@@ -20,6 +20,18 @@ from .policies import allowed, has_perm
 
 #: The policy name of who may assign records (``Workflow.policies["assign"]``).
 ASSIGN = "assign"
+#: What a person may do about who holds a record (``hold_offered``).
+CLAIM, RELEASE = "claim", "release"
+#: Where a record sits in a person's work, in page order (the admin's "My work", the
+#: ``{% workflow_inbox %}`` tag); the last (no title) holds the records of a model
+#: without holders.
+HELD_BY_ME, UNCLAIMED, STOOD_IN, OTHER = (
+    "Held by me",
+    "Unclaimed",
+    "Held by others I stand in for",
+    "",
+)
+SECTIONS = (HELD_BY_ME, UNCLAIMED, STOOD_IN, OTHER)
 
 
 def is_user(actor: Any) -> bool:
@@ -115,6 +127,27 @@ def assign_policy(record: Any) -> Any:
         return workflow.policies[ASSIGN]
     meta = type(record)._meta
     return has_perm(f"{meta.app_label}.change_{meta.model_name}")
+
+
+def section(record: Any, user: Any) -> str:
+    """Which section of ``user``'s work ``record`` belongs in (``SECTIONS``)."""
+    if not type(record).workflow.assignment:
+        return OTHER
+    held_by = holder_id(record)
+    if held_by is None:
+        return UNCLAIMED
+    return HELD_BY_ME if held_by == user.pk else STOOD_IN
+
+
+def hold_offered(record: Any, user: Any) -> str:
+    """``CLAIM`` when ``user`` may claim ``record`` now, ``RELEASE`` when they may let go
+    of it (its holder, a stand-in, or whom the ``assign`` policy allows), else ``""``:
+    the rules ``record.claim()`` and ``record.release()`` apply."""
+    if not type(record).workflow.assignment:
+        return ""
+    if holder_id(record) is None:
+        return CLAIM if claimable(record, user) else ""
+    return RELEASE if may_release(record, user) else ""
 
 
 def leaving(workflow: Any, from_step: str, changes: dict[str, Any]) -> dict[str, Any]:

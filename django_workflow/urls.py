@@ -10,4 +10,9 @@ app_name = "django_workflow"
 
 urlpatterns = [
     path("<str:app_label>/<str:model_name>/<str:pk>/<str:name>/", views.act, name="act"),
+    path(
+        "<str:app_label>/<str:model_name>/<str:pk>/hold/<str:action>/",
+        views.hold,
+        name="hold",
+    ),
 ]

@@ -193,3 +193,17 @@ def test_a_user_the_assign_policy_refuses_gets_no_release_button(client, alice):
         assert Errand.objects.get(pk=errand.pk).assignee == alice
     finally:
         del Errand.workflow.policies["assign"]
+
+
+def test_my_work_offers_no_claim_or_release_on_a_model_without_holders(client):
+    from tests.testapp.models import Ticket
+
+    clerk = staff("clerk")
+    clerk.user_permissions.add(
+        Permission.objects.get(content_type__app_label="testapp", codename="change_ticket")
+    )
+    ticket = Ticket.objects.create()
+    client.force_login(User.objects.get(pk=clerk.pk))
+    page = client.get(MY_WORK).content.decode()
+    assert f"/admin/testapp/ticket/{ticket.pk}/change/" in page  # listed, with its actions
+    assert "data-hold" not in page

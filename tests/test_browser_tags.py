@@ -146,6 +146,33 @@ class TestTagsInABrowser(StaticLiveServerTestCase):
         assert "Waiting on customer now" in self.text_of(".workflow-note")
         assert Ticket.objects.get(pk=ticket.pk).state == "waiting_on_customer"
 
+    def test_without_javascript_an_agent_claims_an_escalated_ticket_then_resolves_it(self):
+        from selenium.webdriver.common.by import By
+
+        ticket = Ticket.objects.create(subject="Mail server down")
+        Ticket.objects.get(pk=ticket.pk).triage(priority="urgent")
+        Ticket.objects.get(pk=ticket.pk).escalate(authorize=False)  # by staff, meanwhile
+        self.javascript(on=False)
+        self.open("/agent/")
+        assert "Unclaimed" in self.text_of(".workflow-inbox")
+        self.driver.find_element(By.CSS_SELECTOR, "button[data-hold=claim]").click()
+        self.wait_for_text(".messages", "You hold Mail server down.")
+        assert Ticket.objects.get(pk=ticket.pk).assignee.username == "agent"
+        assert "Held by me" in self.text_of(".workflow-inbox")
+        self.ticket_page(ticket)
+        assert "Held by agent." in self.text_of(".workflow-holder")
+        self.press("resolve")  # into a final step: a page confirming it first
+        self.wait_for_text(".workflow-confirm", "a final step")
+        self.press("resolve")
+        self.wait_for_text(".workflow-current", "Resolved")
+        resolved = Ticket.objects.get(pk=ticket.pk)
+        assert (resolved.state, resolved.assignee) == ("resolved", None)
+        assert list(
+            TransitionLog.objects.filter(actor__username="agent").values_list(
+                "transition_name", flat=True
+            )
+        ) == ["claim", "resolve"]
+
     # With JavaScript: the answer swaps in place -----------------------------------------
 
     def test_with_htmx_an_agent_acts_in_place(self):

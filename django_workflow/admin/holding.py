@@ -21,19 +21,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from .. import holders
 from ..columns import ASSIGNEE_ID
 from ..errors import WorkflowError
+from ..holders import RELEASE
 from ..inbox import CLAIM, claims_first
 from ..models import Absence
-
-RELEASE = "release"
-#: "My work"'s sections, in page order; the last (no title) holds records nobody holds
-#: in a model without holders, or in a step anyone may act in.
-HELD_BY_ME, UNCLAIMED, STOOD_IN, OTHER = (
-    "Held by me",
-    "Unclaimed",
-    "Held by others I stand in for",
-    "",
-)
-SECTIONS = (HELD_BY_ME, UNCLAIMED, STOOD_IN, OTHER)
 
 
 class HolderFilter(admin.SimpleListFilter):
@@ -62,25 +52,11 @@ def holder_text(record: Any) -> str:
     return "-" if held is None else str(held)
 
 
-def section(record: Any, user: Any) -> str:
-    """Which "My work" section ``record`` belongs in for ``user``."""
-    if not type(record).workflow.assignment:
-        return OTHER
-    held_by = holders.holder_id(record)
-    if held_by is None:
-        return UNCLAIMED
-    return HELD_BY_ME if held_by == user.pk else STOOD_IN
-
-
 def hold_button(record: Any, user: Any) -> str:
     """The button a "My work" row shows: ``claim`` on an unheld record of a model with
-    holders, ``release`` on one the user holds or holds in someone's stead."""
-    where = section(record, user)
-    if where == UNCLAIMED and holders.claimable(record, user):
-        return CLAIM
-    if where != UNCLAIMED and holders.may_release(record, user):
-        return RELEASE
-    return ""
+    holders, ``release`` on one the user holds or holds in someone's stead (or may let go
+    of by the ``assign`` policy); none on a model without holders."""
+    return holders.hold_offered(record, user)
 
 
 def claim_offered(record: Any, user: Any) -> list[str]:

@@ -20,11 +20,12 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.text import capfirst
 
+from ..holders import SECTIONS, section
 from ..inbox import CLAIM, InboxItem, gather
 from ..registry import workflow_models
 from ..wording import times_in
 from .display import next_deadline
-from .holding import SECTIONS, claim_offered, hold_button, hold_url, section
+from .holding import claim_offered, hold_button, hold_url
 from .site import page_url
 
 #: Rows on the page: the soonest deadlines first, so the rest can wait.

@@ -3,7 +3,8 @@
 history, its pending deadlines, and the user's inbox. Each is a template under
 ``django_workflow/`` a project may override.
 
-Imports ``inbox``, ``wording``, ``web.access`` and ``web.offers``; nothing here writes.
+Imports ``holders``, ``inbox``, ``wording``, ``web.access`` and ``web.offers``; nothing
+here writes.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 
-from ..inbox import gather
+from .. import holders
+from ..inbox import CLAIM, claims_first, gather
 from ..registry import workflow_models
 from ..wording import describe_deadline, next_deadline, row_label, step_words, trigger_words
 from .access import may_change_some, may_view
-from .offers import Offer, comment_form, offers, record_key, values_form
+from .offers import Offer, comment_form, hold_offer, offers, record_key, values_form
 
 ACTIONS = "django_workflow/actions.html"
 HISTORY = "django_workflow/history.html"
@@ -77,8 +79,31 @@ def actions(
         "next": next_url,
         "offers": forms,
         "confirming": confirming,
+        "holding": holding(record, request.user),
     }
     return render_to_string(ACTIONS, context, request=request)
+
+
+def holding(record: Any, user: Any) -> dict[str, Any] | None:
+    """Who holds the record, and the Claim or Release the user is offered; ``None`` on a
+    model without holders or in a final step (nobody holds a record there)."""
+    workflow = type(record).workflow
+    declared = workflow.steps.get(record.current_step)
+    if not workflow.assignment or declared is None or declared.is_terminal:
+        return None
+    held = holders.holder(record)
+    text = "Nobody holds it." if held is None else f"Held by {held}."
+    if workflow.claims(record.current_step):
+        text += " Only its holder may call this step's transitions."
+    offer = hold_offer(record, user)
+    url = hold_url(record, offer.action) if offer else ""
+    return {"text": text, "offer": offer, "url": url}
+
+
+def hold_url(record: Any, action: str) -> str:
+    opts = record._meta
+    args = [opts.app_label, opts.model_name, record.pk, action]
+    return reverse("django_workflow:hold", args=args)
 
 
 def _forms(record: Any, offer: Offer, posted: dict[str, Any]) -> dict[str, Any]:
@@ -129,12 +154,18 @@ def deadlines(request: HttpRequest, record: Any) -> str:
 
 def inbox(request: HttpRequest, limit: int = INBOX_ROWS) -> str:
     """What waits for the user: the records of the models they may change on which they
-    may call a transition, soonest deadline first (``inbox.gather``), each with its forms."""
+    may call a transition, or claim one of a ``claim=True`` step nobody holds, soonest
+    deadline first (``inbox.gather``), each with its forms; on models with holders, in
+    the sections of the admin's "My work" (``holders.SECTIONS``)."""
     user, now = request.user, timezone.now()
     models = [m for m in workflow_models() if may_change_some(user, m)]
 
     def names(record: Any) -> list[str]:
-        return [offer.name for offer in offers(record, user)]
+        found = [offer.name for offer in offers(record, user)]
+        if found or not claims_first(record):
+            return found
+        offer = hold_offer(record, user)  # its transitions wait for a holder
+        return [CLAIM] if offer is not None and offer.action == CLAIM else []
 
     querysets = [model._default_manager.all() for model in models]
     items = gather(querysets, user, names, now, limit=limit) if models else []
@@ -147,10 +178,16 @@ def inbox(request: HttpRequest, limit: int = INBOX_ROWS) -> str:
             "url": _absolute(item.record),
             "deadline": _deadline(item, now),
             "actions": actions(request, item.record, next_url=next_url),
+            "section": holders.section(item.record, user),
         }
         for item in items
     ]
-    return render_to_string(INBOX, {"rows": rows, "limit": limit}, request=request)
+    sections = [
+        {"title": title, "rows": [row for row in rows if row["section"] == title]}
+        for title in holders.SECTIONS
+    ]
+    context = {"rows": rows, "sections": [s for s in sections if s["rows"]], "limit": limit}
+    return render_to_string(INBOX, context, request=request)
 
 
 def _absolute(record: Any) -> str:

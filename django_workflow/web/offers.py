@@ -3,12 +3,18 @@ was offered: the transitions (``offers.offered``, as the admin's buttons), the f
 asking a transition's accepted values, the optional comment, whether a move needs
 confirming, and the signed token each form carries.
 
+On a model with holders (docs/holding-work.md) the page also offers Claim or Release
+(``hold_offer``), as ``holders.hold_offered`` decides, the rule ``record.claim()`` and
+``record.release()`` apply; its token is signed apart from the transitions' tokens and
+also names who held the record, so a Release from a page older than a change of hands
+is stale, never a release of the new holder's claim.
+
 A token names the user, the record, the step and the transition it was offered in:
 a post without a valid one was never offered to that user (forged, answered 403),
 one whose step is not the record's step any more comes from a page that went stale
 (a refusal shown in place). The token decides nothing else: the engine's call does.
 
-Imports ``offers`` and ``web.access``; the engine inside the calls.
+Imports ``holders``, ``offers`` and ``web.access``; the engine inside the calls.
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ from django import forms
 from django.core import signing
 from django.forms import modelform_factory
 
+from ..holders import CLAIM, hold_offered, holder_id
 from ..offers import offered
 from .access import may_change
 
 #: Keeps these tokens apart from every other signed value of the project.
 SALT = "django_workflow.web.offer"
+#: Keeps the tokens of Claim and Release apart from the transitions' tokens.
+HOLD_SALT = "django_workflow.web.hold"
 #: The prefix of the fields a transition's form asks for.
 VALUES_PREFIX = "values"
 
@@ -82,6 +91,43 @@ def _offer(record: Any, user: Any, transition: Any) -> Offer:
     return Offer(
         transition.name, workflow.transition_label(transition.name, step), transition, final, token
     )
+
+
+@dataclass(frozen=True)
+class HoldOffer:
+    """Claim or Release, offered to the user on a record of a model with holders."""
+
+    action: str
+    token: str
+
+    @property
+    def label(self) -> str:
+        return "Claim" if self.action == CLAIM else "Release"
+
+
+def hold_offer(record: Any, user: Any) -> HoldOffer | None:
+    """Claim or Release, when ``user`` may change ``record`` and ``holders.hold_offered``
+    lets them; else ``None``."""
+    if not may_change(user, record):
+        return None
+    action = hold_offered(record, user)
+    if not action:
+        return None
+    payload = [record_key(record), record.current_step, action, user.pk, holder_id(record)]
+    return HoldOffer(action, signing.dumps(payload, salt=HOLD_SALT))
+
+
+def offered_hold(token: str, record: Any, user: Any, action: str) -> tuple[str, Any] | None:
+    """The step ``token`` offered ``action`` (Claim or Release) in, to ``user`` on
+    ``record``, and who held the record then; ``None`` when the token is missing,
+    altered, or was issued for another user, record or action."""
+    try:
+        key, step, offered_action, user_pk, held_by = signing.loads(token or "", salt=HOLD_SALT)
+    except (signing.BadSignature, ValueError, TypeError):
+        return None
+    if (key, offered_action, user_pk) != (record_key(record), action, user.pk):
+        return None
+    return (step, held_by) if isinstance(step, str) else None
 
 
 def offered_step(token: str, record: Any, user: Any, name: str) -> str | None:

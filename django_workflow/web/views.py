@@ -1,5 +1,7 @@
-"""The view a form of ``{% workflow_actions %}`` posts to: it runs the transition for the
-logged-in user through ``record.transition()``, the call the admin's buttons make.
+"""The views the forms of ``{% workflow_actions %}`` post to: ``act`` runs a transition
+for the logged-in user through ``record.transition()``, the call the admin's buttons
+make; ``hold`` claims or releases the record through ``record.claim()`` and
+``record.release()`` (docs/holding-work.md), answering alike.
 
 What a post comes to:
 
@@ -7,8 +9,8 @@ What a post comes to:
   permission, or a transition never offered to this user on this record (no valid
   token): 403. Nothing is run and nothing is logged.
 - offered, but refused now (the page went stale, the policy or ``when`` no longer
-  allows it, no route holds, a value is bad): the record's actions again, the refusal
-  shown in place; nothing moved.
+  allows it, no route holds, a value is bad, someone else claimed it first): the
+  record's actions again, the refusal shown in place; nothing moved.
 - a move that would end in a final step (as the call would decide it, routes and
   all), not yet confirmed: the confirmation, nothing moved.
 - done: back to ``next`` (checked to stay on this site) with a message; or, for htmx
@@ -28,20 +30,30 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from .. import holders
 from ..errors import (
+    AlreadyClaimed,
     ConditionUnmet,
     NoRouteMatched,
     StaleRecord,
     WorkflowError,
     WorkflowPermissionDenied,
 )
+from ..holders import CLAIM, RELEASE
 from . import fragments
 from .access import find_record, may_change
-from .offers import comment_form, offered_step, record_key, values_form
+from .offers import (
+    HoldOffer,
+    comment_form,
+    offered_hold,
+    offered_step,
+    record_key,
+    values_form,
+)
 
 #: The page a post answers without JavaScript when it is not done.
 PAGE = "django_workflow/act.html"
@@ -87,7 +99,38 @@ def act(request: HttpRequest, app_label: str, model_name: str, pk: str, name: st
         return _stale(request, record, next_url)
     except WorkflowError as error:
         return _answer(request, record, next_url, _refusal(error, label), posted)
-    return _done(request, record, next_url, label)
+    now_in = workflow.step_label(record.current_step)
+    return _done(request, record, next_url, f"{label}: {record} is now in {now_in}.")
+
+
+@require_POST
+def hold(request: HttpRequest, app_label: str, model_name: str, pk: str, action: str) -> Any:
+    """Claim or release the record for the logged-in user (see the module): Claim or
+    Release must have been offered to them on this record, in its step."""
+    record = find_record(request.user, app_label, model_name, pk)
+    if action not in (CLAIM, RELEASE) or not type(record).workflow.assignment:
+        raise Http404
+    if not may_change(request.user, record):
+        raise PermissionDenied
+    token = request.POST.get(OFFER, "")
+    offered = offered_hold(token, record, request.user, action)
+    if offered is None:  # never offered to this user on this record: a forged post
+        raise PermissionDenied
+    next_url = fragments.safe_next(request, request.POST.get(NEXT), record)
+    step, held_by = offered
+    if step != record.current_step:
+        return _stale(request, record, next_url)
+    if action == RELEASE and held_by != holders.holder_id(record):
+        return _changed_hands(request, record, next_url)
+    label = HoldOffer(action, token).label
+    try:
+        getattr(record, action)(request.user)
+    except StaleRecord:
+        return _stale(request, record, next_url)
+    except WorkflowError as error:
+        return _answer(request, record, next_url, _refusal(error, label), None)
+    done = "You hold" if action == CLAIM else "You let go of"
+    return _done(request, record, next_url, f"{done} {record}.")
 
 
 def _target(record: Any, name: str, accepted: dict[str, Any], actor: Any = None) -> str:
@@ -100,7 +143,9 @@ def _target(record: Any, name: str, accepted: dict[str, Any], actor: Any = None)
 
 def _refusal(error: WorkflowError, label: Any) -> dict[str, str]:
     """The note saying why a call offered on the page was refused; nothing moved."""
-    if isinstance(error, WorkflowPermissionDenied):
+    if isinstance(error, AlreadyClaimed):
+        text = f"Nothing done: {error.holder} holds this record already."
+    elif isinstance(error, WorkflowPermissionDenied):
         text = f"Nothing done: you may not “{label}” this record now."
     elif isinstance(error, ConditionUnmet):
         text = f"Nothing done: “{label}” is not possible now. {error.reason}"
@@ -119,9 +164,16 @@ def _stale(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
     return _answer(request, record, next_url, {"level": "error", "text": text}, None)
 
 
-def _done(request: HttpRequest, record: Any, next_url: str, label: Any) -> HttpResponse:
-    step = type(record).workflow.step_label(record.current_step)
-    text = f"{label}: {record} is now in {step}."
+def _changed_hands(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
+    """A Release from a page shown while someone else held the record: letting go now
+    would release the new holder's claim; nothing was done."""
+    held = holders.holder(record)
+    now = f"{held} holds it now" if held is not None else "nobody holds it now"
+    text = f"Nothing done: {record} changed hands since the page was shown; {now}."
+    return _answer(request, record, next_url, {"level": "error", "text": text}, None)
+
+
+def _done(request: HttpRequest, record: Any, next_url: str, text: str) -> HttpResponse:
     if not is_htmx(request):
         messages.success(request, text, fail_silently=True)
         return redirect(next_url)

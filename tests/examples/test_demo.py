@@ -17,6 +17,7 @@ from django.utils import timezone
 from django_workflow.models import TransitionLog, WorkAttempt
 from example_project.hiring.management.commands.seed_demo import MODELS, WORKER_STOPPED
 from example_project.hiring.models import Candidate
+from example_project.support.models import Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +35,7 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     people_moved_records_in_the_past_and_deadlines_fired_there()
     each_app_has_a_deadline_already_due_for_the_worker()
     a_halted_record_shows_its_panel_with_retry_now()
+    the_agent_may_claim_an_escalated_ticket()
     assert "Already due, for the worker to fire as it starts (10):" in seeded
     the_summary_reads_in_labels(seeded)
     assert seeded.rstrip().endswith("Log in at http://demo.example:9000/admin/ as admin / admin")
@@ -44,6 +46,18 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     assert TransitionLog.objects.count() == rows
     assert "Demo data already present (8 hiring.Candidate, " in again
     assert "nothing seeded" in again
+
+
+def the_agent_may_claim_an_escalated_ticket():
+    """The agent's queue (/agent/) offers to claim a ticket in a claim step."""
+    agent = get_user_model().objects.get(username="agent")
+    client = Client()
+    client.force_login(agent)
+    queue = client.get("/agent/").content.decode()
+    outage = Ticket.objects.get(subject="Mail server down")
+    assert outage.state == "management" and outage.assignee is None
+    assert f'data-record="support.ticket:{outage.pk}"' in queue
+    assert 'data-hold="claim"' in queue
 
 
 def the_summary_reads_in_labels(seeded):

@@ -188,6 +188,9 @@ def the_past(story: Story) -> None:
     waiting.then(31 * DAY, "triage").then(30 * DAY + 10 * MINUTE, "ask_customer")
     solved = story.record(Ticket, 3 * DAY, subject="Password reset")
     solved.then(3 * DAY, "triage").then(3 * DAY - 2 * HOUR, "resolve")
+    # Escalated to management, a claim step: the agent's queue offers to claim it.
+    outage = story.record(Ticket, 3 * HOUR, subject="Mail server down")
+    outage.then(3 * HOUR, "triage", priority="urgent").then(2 * HOUR + 30 * MINUTE, "escalate")
 
 
 def the_present() -> None:
