@@ -84,6 +84,7 @@ def test_the_upgrading_pages_concurrent_recipe_builds_what_the_migration_does():
             for statement in recipe():
                 cursor.execute(statement)
         MigrationExecutor(connection).migrate([(APP, "0008_log_report_indexes")], fake=True)
+        migrate_to(last)  # the migrations after 0008 add indexes of their own
         assert definitions() == migrated
     finally:
         migrate_to(last)
