@@ -3,16 +3,16 @@ connection of its own, the conditional UPDATE lets exactly one hold the record; 
 raise ``AlreadyClaimed`` and log nothing. A claim's ``release_after`` firing beside its
 holder, another claimant or another worker ends consistent and is logged at most once."""
 
-import threading
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from django_workflow import AlreadyClaimed, StaleRecord, run_work
 from django_workflow.models import TransitionLog
+from tests import races
 from tests.testapp.models import Errand
 
 pytestmark = [
@@ -24,30 +24,7 @@ pytestmark = [
 
 
 def race(pk, calls):
-    """Each call gets the record loaded on a connection of its own, then all run at once;
-    returns each call's outcome: "done" or the error's class name."""
-    barrier = threading.Barrier(len(calls))
-    outcomes = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            errand = Errand.objects.get(pk=pk)
-            barrier.wait()
-            call(errand)
-            outcomes[index] = "done"
-        except (AlreadyClaimed, StaleRecord) as error:
-            outcomes[index] = type(error).__name__
-        except Exception as error:  # a deadlock or any other surprise: the test says which
-            outcomes[index] = repr(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
+    return races.race(Errand, pk, calls, (AlreadyClaimed, StaleRecord))
 
 
 def claims(errand):

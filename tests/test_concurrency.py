@@ -1,13 +1,13 @@
 """Two callers racing on one record on PostgreSQL: exactly one wins (docs/transitions.md)."""
 
-import threading
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from django_workflow import StaleRecord, TransitionNotAllowed
 from django_workflow.models import TransitionLog
+from tests import races
 from tests.testapp.models import Routed
 
 pytestmark = [
@@ -19,30 +19,13 @@ pytestmark = [
 
 
 def race(pk, calls):
-    """Load the record in each thread, then fire all calls at once."""
-    barrier = threading.Barrier(len(calls))
-    outcomes = [None] * len(calls)
+    """Each ``(transition, values)`` called at once by an actor of its own."""
 
-    def run(index, name, kwargs):
-        try:
-            record = Routed.objects.get(pk=pk)
-            barrier.wait()
-            getattr(record, name)(actor=SimpleNamespace(thread=index), **kwargs)
-            outcomes[index] = "won"
-        except (StaleRecord, TransitionNotAllowed) as error:
-            outcomes[index] = type(error).__name__
-        finally:
-            connections.close_all()
+    def call(index, name, values):
+        return lambda record: getattr(record, name)(actor=SimpleNamespace(thread=index), **values)
 
-    threads = [
-        threading.Thread(target=run, args=(i, name, kwargs))
-        for i, (name, kwargs) in enumerate(calls)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
+    moves = [call(index, name, values) for index, (name, values) in enumerate(calls)]
+    return races.race(Routed, pk, moves, (StaleRecord, TransitionNotAllowed), done="won")
 
 
 def test_two_threads_deciding_one_record_have_one_winner():

@@ -2,15 +2,14 @@
 own, they count one after another under the record's row lock, so exactly one vote moves
 the record and no vote counts twice."""
 
-import threading
-
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection, connections
+from django.db import connection
 
 from django_workflow import AlreadyVoted, StaleRecord
 from django_workflow.models import TransitionLog, WorkflowVote
 from example_project.approvals.models import Document
+from tests import races
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -21,30 +20,9 @@ pytestmark = [
 
 
 def race(pk, voters):
-    """Each voter loads the record on a connection of its own, then all vote at once;
-    returns each call's outcome: "voted" or the error's class name."""
-    barrier = threading.Barrier(len(voters))
-    outcomes = [None] * len(voters)
-
-    def run(index, voter):
-        try:
-            document = Document.objects.get(pk=pk)
-            barrier.wait()
-            document.approve(actor=voter)
-            outcomes[index] = "voted"
-        except (AlreadyVoted, StaleRecord) as error:
-            outcomes[index] = type(error).__name__
-        except Exception as error:  # a deadlock or any other surprise: the test says which
-            outcomes[index] = repr(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, v)) for i, v in enumerate(voters)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
+    """Each voter approves at once, on a connection of its own: "voted" or the refusal."""
+    calls = [lambda document, voter=voter: document.approve(actor=voter) for voter in voters]
+    return races.race(Document, pk, calls, (AlreadyVoted, StaleRecord), done="voted")
 
 
 def submitted():
