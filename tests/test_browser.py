@@ -59,23 +59,33 @@ def browser(profile):
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
-@pytest.mark.django_db(transaction=True)
-class TestAdminInABrowser(StaticLiveServerTestCase):
+class InChromium(StaticLiveServerTestCase):
+    """A live server and one headless Chromium (its own profile) for the class's tests."""
+
     host = "127.0.0.1"
+    #: Seconds a lookup waits for its element to appear.
+    element_wait = 10
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.profile = tempfile.TemporaryDirectory(prefix="workflow-chromium-")
         cls.driver = browser(cls.profile.name)
-        cls.driver.implicitly_wait(10)
-        ARTIFACTS.mkdir(exist_ok=True)
+        cls.driver.implicitly_wait(cls.element_wait)
 
     @classmethod
     def tearDownClass(cls):
         cls.driver.quit()
         cls.profile.cleanup()
         super().tearDownClass()
+
+
+@pytest.mark.django_db(transaction=True)
+class TestAdminInABrowser(InChromium):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        ARTIFACTS.mkdir(exist_ok=True)
 
     def screenshot(self, name, element=None):
         """The whole window as ``admin-<name>``, or ``element`` alone as ``diagram-<name>``."""

@@ -11,33 +11,17 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from django_workflow.models import TransitionLog
 from example_project.support.models import Ticket
-from tests.test_browser import PAGE_WIDTH, PHONE, browser
+from tests.test_browser import PAGE_WIDTH, PHONE, InChromium
 
 HTMX_IMITATION = (Path(__file__).parent / "htmx_imitation.js").read_text()
 
 
 @pytest.mark.django_db(transaction=True)
-class TestTagsInABrowser(StaticLiveServerTestCase):
-    host = "127.0.0.1"
-
-    @classmethod
-    def setUpClass(cls):
-        import tempfile
-
-        super().setUpClass()
-        cls.profile = tempfile.TemporaryDirectory(prefix="workflow-chromium-")
-        cls.driver = browser(cls.profile.name)
-        cls.driver.implicitly_wait(5)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.driver.quit()
-        cls.profile.cleanup()
-        super().tearDownClass()
+class TestTagsInABrowser(InChromium):
+    element_wait = 5
 
     def setUp(self):
         from selenium.webdriver.common.by import By
@@ -102,6 +86,17 @@ class TestTagsInABrowser(StaticLiveServerTestCase):
             ignored_exceptions=(StaleElementReferenceException, NoSuchElementException),
         ).until(lambda driver: words in self.text_of(selector))
 
+    def resolve_after_confirming(self):
+        """Resolve: a final step, so a page asks to confirm first."""
+        self.press("resolve")
+        self.wait_for_text(".workflow-confirm", "a final step")
+        self.press("resolve")
+        self.wait_for_text(".workflow-current", "Resolved")
+
+    def moves_by_agent(self):
+        rows = TransitionLog.objects.filter(actor__username="agent")
+        return list(rows.values_list("transition_name", flat=True))
+
     def fits_the_width(self):
         sizes = self.driver.execute_script(PAGE_WIDTH)
         assert sizes["scroll"] <= min(sizes["inner"], sizes["client"]), sizes
@@ -129,11 +124,7 @@ class TestTagsInABrowser(StaticLiveServerTestCase):
         self.press("resolve")
         self.wait_for_text(".workflow-current", "Resolved")
         assert Ticket.objects.get(pk=ticket.pk).state == "resolved"
-        assert list(
-            TransitionLog.objects.filter(actor__username="agent").values_list(
-                "transition_name", flat=True
-            )
-        ) == ["triage", "resolve"]
+        assert self.moves_by_agent() == ["triage", "resolve"]
 
     def test_without_javascript_a_refusal_shows_on_the_page_it_answers(self):
         ticket = Ticket.objects.create(subject="Invoice question")
@@ -161,17 +152,10 @@ class TestTagsInABrowser(StaticLiveServerTestCase):
         assert "Held by me" in self.text_of(".workflow-inbox")
         self.ticket_page(ticket)
         assert "Held by agent." in self.text_of(".workflow-holder")
-        self.press("resolve")  # into a final step: a page confirming it first
-        self.wait_for_text(".workflow-confirm", "a final step")
-        self.press("resolve")
-        self.wait_for_text(".workflow-current", "Resolved")
+        self.resolve_after_confirming()
         resolved = Ticket.objects.get(pk=ticket.pk)
         assert (resolved.state, resolved.assignee) == ("resolved", None)
-        assert list(
-            TransitionLog.objects.filter(actor__username="agent").values_list(
-                "transition_name", flat=True
-            )
-        ) == ["claim", "resolve"]
+        assert self.moves_by_agent() == ["claim", "resolve"]
 
     # With JavaScript: the answer swaps in place -----------------------------------------
 
@@ -186,10 +170,7 @@ class TestTagsInABrowser(StaticLiveServerTestCase):
         assert "is now in Waiting on customer" in self.text_of(".workflow-note")
         assert self.driver.execute_script("return document.body.dataset.swaps") == "1"
         assert self.driver.current_url == page  # swapped, not reloaded
-        self.press("resolve")  # the confirmation swaps in too, then the move
-        self.wait_for_text(".workflow-confirm", "a final step")
-        self.press("resolve")
-        self.wait_for_text(".workflow-current", "Resolved")
+        self.resolve_after_confirming()  # the confirmation swaps in too, then the move
         assert self.driver.execute_script("return document.body.dataset.swaps") == "3"
         assert Ticket.objects.get(pk=ticket.pk).state == "resolved"
 
