@@ -2,7 +2,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
-from django.db import router
+from django.db import models, router
 from django.test.utils import isolate_apps
 
 from django_workflow import WorkflowModel
@@ -61,3 +61,22 @@ def declare():
             return type(f"Throwaway{next(count)}", (WorkflowModel,), attrs)
 
         yield make
+
+
+@pytest.fixture
+def with_items(declare):
+    """``with_items(parent, child_workflow)``: ``parent`` given children pointing at it with
+    related_name "items", of a workflow model declaring ``child_workflow`` (a plain model
+    when it is None); returns ``parent``."""
+
+    def make(parent, child_workflow):
+        relation = models.ForeignKey(parent, related_name="items", on_delete=models.CASCADE)
+        if child_workflow is None:
+            meta = type("Meta", (), {"app_label": "testapp"})
+            attrs = {"__module__": __name__, "Meta": meta, "parent": relation}
+            type(f"{parent.__name__}Item", (models.Model,), attrs)
+        else:
+            declare(child_workflow, parent=relation)
+        return parent
+
+    return make

@@ -4,7 +4,6 @@ child whose step offers ``void``; the others stay, and the parent's log row coun
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import models
 
 from django_workflow import StaleRecord, Step, Transition, WorkflowPermissionDenied, wording
 from django_workflow.checks import check_model
@@ -162,7 +161,7 @@ def test_a_bulk_transition_cascades_each_record_over_its_own_children(purchase):
 
 
 @pytest.fixture
-def parent_with(declare):
+def parent_with(declare, with_items):
     """``parent_with(cascade, child_workflow)``: a throwaway parent declaring ``cancel``
     with ``cascade``, and a child pointing at it with related_name "items" (a plain
     model when ``child_workflow`` is None)."""
@@ -173,14 +172,7 @@ def parent_with(declare):
             cancelled = Step()
 
         parent = declare(Workflow)
-        relation = models.ForeignKey(parent, related_name="items", on_delete=models.CASCADE)
-        if child_workflow is None:
-            meta = type("Meta", (), {"app_label": "testapp"})
-            attrs = {"__module__": __name__, "Meta": meta, "parent": relation}
-            type(f"{parent.__name__}Item", (models.Model,), attrs)
-        else:
-            declare(child_workflow, parent=relation)
-        return parent
+        return with_items(parent, child_workflow)
 
     return make
 

@@ -4,7 +4,7 @@ step holding ``Join("parcels", all_in=[...], to=..., any_in={...})`` moves on, t
 change, creation and deletion."""
 
 import pytest
-from django.db import models, transaction
+from django.db import transaction
 
 from django_workflow import Join, Step, Transition
 from django_workflow.checks import check_model
@@ -124,7 +124,7 @@ class ChildWorkflow:
 
 
 @pytest.fixture
-def parent_with(declare):
+def parent_with(declare, with_items):
     """``parent_with(join, child_workflow, action=None)``: a throwaway parent waiting in
     ``waiting`` on ``join``, and a child pointing at it with related_name "items" (a plain
     model when ``child_workflow`` is None)."""
@@ -138,14 +138,7 @@ def parent_with(declare):
 
         Workflow.waiting = waiting
         parent = declare(Workflow, prepare=lambda self: None)
-        relation = models.ForeignKey(parent, related_name="items", on_delete=models.CASCADE)
-        if child_workflow is None:
-            meta = type("Meta", (), {"app_label": "testapp"})
-            attrs = {"__module__": __name__, "Meta": meta, "parent": relation}
-            type(f"{parent.__name__}Item", (models.Model,), attrs)
-        else:
-            declare(child_workflow, parent=relation)
-        return parent
+        return with_items(parent, child_workflow)
 
     return make
 
