@@ -42,6 +42,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
     "time_zone": ("UTC", _text, "an IANA time zone name"),
     "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
     "holidays": (None, lambda v: True, "a holidays calendar"),
+    "working_hours": (None, lambda v: v is None or _text(v), "a string such as '09:00-17:00'"),
     "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
     "assignment": (False, lambda v: isinstance(v, bool), "True or False"),
     "from_any_step": (
@@ -76,6 +77,7 @@ class CompiledWorkflow:
     time_zone: str = "UTC"
     time_zone_field: str | None = None
     holidays: Any = None
+    working_hours: str | None = None
     save_signals: bool = True
     assignment: bool = False
     from_any_step: tuple[Transition, ...] | list[Transition] = ()

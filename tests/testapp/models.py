@@ -1122,3 +1122,37 @@ class Errand(WorkflowModel):
 
     def __str__(self):
         return self.title or f"Errand {self.pk}"
+
+
+class Inquiry(WorkflowModel):
+    """A customer's question answered within working hours (docs/slas.md): Zagreb's
+    09:00-17:00 on business days, or the zone the record names; a new inquiry nobody took
+    within four business hours is nudged."""
+
+    zone = models.CharField(max_length=64, blank=True)
+    nudges = models.PositiveIntegerField(default=0)
+
+    class Workflow:
+        log = True
+        time_zone = "Europe/Zagreb"
+        time_zone_field = "zone"
+        holidays = [date(2026, 12, 24), date(2026, 12, 25), date(2027, 1, 1)]
+        working_hours = "09:00-17:00"
+
+        new = Step(
+            Transition("take", to="working"),
+            Transition("resolve", to="resolved"),
+            Timeout("nudge", fire_after="4bh", action="nudge"),
+        )
+        working = Step(
+            Transition("ask", to="waiting_on_customer"),
+            Transition("note", to="working"),
+            Transition("resolve", to="resolved"),
+        )
+        waiting_on_customer = Step(
+            Transition("reply", to="working"), Transition("resolve", to="resolved")
+        )
+        resolved = Step()
+
+    def nudge(self):
+        self.nudges += 1
