@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from .declaration import Every, Join, Retry, Route, Step, Timeout, Transition, Undo
+from .declaration import Every, Join, Retry, Route, Sla, Step, Timeout, Transition, Undo
 from .errors import (
     AlreadyClaimed,
     AlreadyVoted,
@@ -30,6 +30,7 @@ __all__ = [
     "NoRouteMatched",
     "Retry",
     "Route",
+    "Sla",
     "StaleRecord",
     "Step",
     "Timeout",

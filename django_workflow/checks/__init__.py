@@ -21,6 +21,7 @@ from .joins import check_joins
 from .options import check_options, check_own_fields
 from .policies import check_policies
 from .records import check_records
+from .slas import check_slas
 from .steps import check_steps
 from .transitions import check_transitions
 from .undo import check_undo
@@ -46,6 +47,7 @@ RULES = (
     check_reachable,
     check_policies,
     check_assignment,
+    check_slas,
 )
 
 

@@ -10,7 +10,13 @@ from django.db import models
 
 from ..columns import STATE_ENTERED_AT
 from ..compiled import OPTIONS, CompiledWorkflow, Problem
-from ..durations import BusinessHours, InvalidDuration, holiday_calendar, parse_working_hours
+from ..durations import (
+    BusinessHours,
+    InvalidDuration,
+    holiday_calendar,
+    parse_duration,
+    parse_working_hours,
+)
 from ..schedulers import SCHEDULERS
 from .common import Messages, error, field
 
@@ -130,6 +136,11 @@ def business_durations(workflow: CompiledWorkflow) -> list[tuple[str, Any]]:
             found.append((place, work.deadline.fire_after))
         if work.until is not None:
             found.append((f"{place} until", work.until))
+    for name, sla in workflow.slas.items():
+        try:
+            found.append((f"slas[{name!r}]", parse_duration(sla.target)))
+        except InvalidDuration:
+            continue  # E070
     return found
 
 
