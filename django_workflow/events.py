@@ -49,6 +49,8 @@ class WorkKind(models.TextChoices):
     JOIN = "join"
     #: ``Step(claim=True, release_after=...)``: a claim held too long, let go.
     RELEASE = "release"
+    #: A service-level clock's warning or breach (``Workflow.slas``).
+    SLA = "sla"
 
 
 @dataclass(frozen=True)

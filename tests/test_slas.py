@@ -12,8 +12,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from django_workflow import Sla, Step, Transition, run_work
+from django_workflow import Sla, StaleRecord, Step, Transition, run_work
 from django_workflow.checks import check_model
+from django_workflow.models import TransitionLog
+from django_workflow.testing import run_due_work
 from tests.testapp.models import Inquiry
 
 pytestmark = pytest.mark.django_db
@@ -106,6 +108,86 @@ def test_a_terminal_step_stops_the_clock_and_meets_it(at):
     )
 
 
+def test_the_warning_fires_once_at_its_share_of_the_target(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    warning = local(2026, 12, 2, 13)  # 12 business hours: Tue 8 h, Wed 4 h
+    assert fresh(inquiry).next_due_at == local(2026, 12, 1, 13)  # the nudge comes first
+    at(warning - timedelta(seconds=1))
+    run_due_work()
+    assert fresh(inquiry).warnings == 0
+    at(warning)
+    run_due_work()
+    run_due_work()
+    inquiry = fresh(inquiry)
+    assert (inquiry.warnings, inquiry.sla_resolution_warned_at) == (1, warning)
+    assert inquiry.sla("resolution").state == "running"
+    rows = TransitionLog.objects.filter(transition_name="resolution.warn")
+    assert list(rows.values_list("triggered_by", "to_state")) == [("timeout", "new")]
+
+
+def test_two_firing_passes_at_the_same_instant_fire_once(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    at(local(2026, 12, 3, 9))  # past both the warning and the breach
+    assert run_work(Inquiry, "sla:new.resolution.warn") == 1
+    assert run_work(Inquiry, "sla:new.resolution.warn") == 0
+    assert run_work(Inquiry, "sla:new.resolution.breach") == 1
+    assert run_work(Inquiry, "sla:new.resolution.breach") == 0
+    run_due_work()
+    inquiry = fresh(inquiry)
+    assert (inquiry.warnings, inquiry.state) == (1, "escalated")
+    assert TransitionLog.objects.filter(transition_name="escalate").count() == 1
+
+
+def test_the_breach_calls_its_transition_once(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    breach = local(2026, 12, 2, 17)  # 16 business hours
+    at(breach - timedelta(seconds=1))
+    run_due_work()
+    assert fresh(inquiry).state == "new"
+    at(breach)
+    run_due_work()
+    run_due_work()
+    inquiry = fresh(inquiry)
+    assert (inquiry.state, inquiry.sla_resolution_breached_at) == ("escalated", breach)
+    at(local(2026, 12, 4, 12))  # escalated: the clock still runs; nothing fires again
+    run_due_work()
+    clock = resolution(inquiry)
+    assert (clock.state, clock.consumed, clock.remaining) == ("breached", 27 * HOUR, timedelta(0))
+    rows = TransitionLog.objects.filter(object_id=str(inquiry.pk), transition_name="escalate")
+    assert list(rows.values_list("triggered_by", "data")) == [
+        ("timeout", {"sla": "resolution", "alarm": "breach"})
+    ]
+    inquiry.resolve()
+    assert resolution(inquiry).state == "breached"
+
+
+def test_a_breach_with_no_handler_is_marked_once_and_moves_nothing(at):
+    inquiry = arrived(at, local(2026, 12, 5, 10))  # a Saturday: calendar hours count
+    at(local(2026, 12, 5, 14))
+    run_due_work()
+    run_due_work()
+    inquiry = fresh(inquiry)
+    assert inquiry.state == "new"
+    assert inquiry.sla_first_answer_breached_at == local(2026, 12, 5, 14)
+    assert inquiry.sla("first_answer").state == "breached"
+    rows = TransitionLog.objects.filter(transition_name="first_answer.breach")
+    assert rows.count() == 1
+
+
+def test_time_paused_does_not_bring_the_alarms_nearer(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    at(local(2026, 12, 1, 10))
+    inquiry.take()
+    at(local(2026, 12, 1, 11))
+    inquiry = fresh(inquiry).ask()
+    assert fresh(inquiry).next_due_at is None  # paused: nothing pending
+    at(local(2026, 12, 14, 9))
+    run_due_work()
+    assert (fresh(inquiry).warnings, fresh(inquiry).state) == (0, "waiting_on_customer")
+    inquiry = fresh(inquiry).reply()
+    assert fresh(inquiry).next_due_at == local(2026, 12, 15, 11)  # 10 h more: warned
+
+
 def test_a_batch_moved_by_a_timeout_adds_each_records_own_stay(at):
     zagreb = arrived(at, local(2026, 12, 1, 9))
     at(local(2026, 12, 1, 10))
@@ -185,3 +267,25 @@ def test_an_sla_in_business_hours_needs_working_hours(declare):
 
     [(code, message)] = messages(declare(Workflow))
     assert code == "E068" and "slas['resolution']" in message
+
+
+def test_a_stale_instance_cannot_count_a_stay_twice(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    at(local(2026, 12, 1, 10))
+    inquiry.take()
+    stale = fresh(inquiry)
+    at(local(2026, 12, 1, 11))
+    fresh(inquiry).note()
+    at(local(2026, 12, 1, 12))
+    with pytest.raises(StaleRecord):
+        stale.ask()
+    assert resolution(inquiry).consumed == 3 * HOUR
+
+
+def test_a_clock_past_both_alarms_warns_then_breaches_at_the_next_poll(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    at(local(2026, 12, 7, 9))  # the worker was down
+    run_due_work()
+    inquiry = fresh(inquiry)
+    assert (inquiry.warnings, inquiry.state) == (1, "escalated")
+    assert inquiry.sla_resolution_warned_at == inquiry.sla_resolution_breached_at

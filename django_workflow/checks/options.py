@@ -17,6 +17,7 @@ from ..durations import (
     parse_duration,
     parse_working_hours,
 )
+from ..events import WorkKind
 from ..schedulers import SCHEDULERS
 from .common import Messages, error, field
 
@@ -131,6 +132,8 @@ def business_durations(workflow: CompiledWorkflow) -> list[tuple[str, Any]]:
     """Every duration the workflow counts per record, with where it is declared."""
     found = []
     for work in workflow.works:
+        if work.kind == WorkKind.SLA:
+            continue  # the SLA's own target, below
         place = f"{work.step}.{work.entity}"
         if work.deadline is not None and work.deadline.fire_after is not None:
             found.append((place, work.deadline.fire_after))
