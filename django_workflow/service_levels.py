@@ -138,6 +138,17 @@ def reached_at(record: Any, name: str, length: timedelta) -> datetime | None:
     return later(record, sla, entered, length - stored(record, name))
 
 
+def owed_at(record: Any, name: str, length: timedelta) -> datetime | None:
+    """When an alarm at ``length`` consumed falls due: as the running clock reaches it, or,
+    in a step where the clock does not run, at once if a stay that ended before the alarm
+    fired already reached it (another alarm or a timeout moved the record first)."""
+    workflow = type(record).workflow
+    sla = workflow.slas[name]
+    if runs_in(workflow, sla, getattr(record, workflow.state_attribute)):
+        return reached_at(record, name, length)
+    return getattr(record, STATE_ENTERED_AT) if stored(record, name) >= length else None
+
+
 def state(record: Any, name: str, now: datetime | None = None) -> SlaState:
     """``record.sla(name)``: the clock's state, consumed, remaining and due instant."""
     workflow = type(record).workflow

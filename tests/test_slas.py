@@ -289,3 +289,14 @@ def test_a_clock_past_both_alarms_warns_then_breaches_at_the_next_poll(at):
     inquiry = fresh(inquiry)
     assert (inquiry.warnings, inquiry.state) == (1, "escalated")
     assert inquiry.sla_resolution_warned_at == inquiry.sla_resolution_breached_at
+
+
+def test_an_alarm_a_stay_reached_still_fires_after_another_moved_the_record(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    at(local(2026, 12, 7, 9))  # the first answer's breach was due on the first day
+    assert run_work(Inquiry, "sla:new.resolution.breach") == 1  # escalated first
+    assert fresh(inquiry).sla_first_answer_breached_at is None
+    run_due_work()  # escalated: the first answer's clock no longer runs, its breach is owed
+    inquiry = fresh(inquiry)
+    assert inquiry.sla_first_answer_breached_at == local(2026, 12, 7, 9)
+    assert TransitionLog.objects.filter(transition_name="first_answer.breach").count() == 1

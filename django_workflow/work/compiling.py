@@ -21,7 +21,7 @@ from ..columns import (
 from ..conf import workflow_settings
 from ..declaration import Every, Retry, Sla, Step, Timeout
 from ..durations import InvalidDuration, parse_duration, parse_timedelta
-from ..service_levels import runs_in, target, warns
+from ..service_levels import target, warns
 from . import names
 from .base import Deadline, Duration, Work
 from .every import EveryWork
@@ -73,8 +73,9 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
 
 
 def _sla_alarms(workflow: Any, name: str, sla: Sla) -> list[Work]:
-    """The warning (with ``warn_at``) and the breach of an SLA, in each step its clock
-    runs in; none when its target cannot be read (the checks report it)."""
+    """The warning (with ``warn_at``) and the breach of an SLA, in each non-terminal step
+    (where the clock does not run, an alarm a past stay made due fires there); none when
+    its target cannot be read (the checks report it)."""
     allowed = target(sla)
     if allowed is None:
         return []
@@ -82,8 +83,8 @@ def _sla_alarms(workflow: Any, name: str, sla: Sla) -> list[Work]:
     if warns(sla):
         alarms.insert(0, (WARN, allowed * sla.warn_at, sla.on_warn, sla_warned_column(name)))
     works: list[Work] = []
-    for step_name in workflow.steps:
-        if not runs_in(workflow, sla, step_name):
+    for step_name, step in workflow.steps.items():
+        if step.is_terminal:
             continue
         for alarm, at, handler, mark in alarms:
             calls_transition = handler in workflow.transition_names

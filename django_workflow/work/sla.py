@@ -1,6 +1,7 @@
 """A service-level clock's warning and breach (``Workflow.slas``): due when the clock,
-running in this step, reaches its share of the target; fired once per record, marked in
-its own column. An alarm calling a model method fires like an action timeout; one
+running in this step, reaches its share of the target, or at once in any non-terminal
+step if an ended stay reached it before it fired; fired once per record, marked in its
+own column. An alarm calling a model method fires like an action timeout; one
 calling a transition, or nothing, is fired by the engine's SLA room."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from django.db.models import Q
 
 from ..events import WorkKind
-from ..service_levels import reached_at
+from ..service_levels import owed_at
 from .base import Runner
 from .timeout import Deadlined
 
@@ -52,7 +53,7 @@ class SlaAlarm(Deadlined):
     def due_in_step(self, record: Any, now: datetime) -> datetime | None:
         if getattr(record, self.mark) is not None:
             return None
-        return reached_at(record, self.sla, self.at)
+        return owed_at(record, self.sla, self.at)
 
     def run_alone(self, runner: Runner) -> int:
         return runner.deadlines(self)  # never self-scheduled: the stored instant finds it
