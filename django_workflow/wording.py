@@ -136,3 +136,13 @@ def span(length: timedelta) -> str:
         elif parts:
             break
     return " ".join(parts) or "0 s"
+
+
+def sla_words(clock: Any) -> str:
+    """An SLA's clock as the admin shows it: "3 h 10 min left", "paused, 5 h left",
+    "breached", "met"."""
+    if clock.state == "running":
+        return f"{span(clock.remaining)} left"
+    if clock.state == "paused":
+        return f"paused, {span(clock.remaining)} left"
+    return clock.state

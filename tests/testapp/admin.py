@@ -10,6 +10,7 @@ from .models import (
     Decision,
     Errand,
     Expense,
+    Inquiry,
     Parcel,
     Proposal,
     Shipment,
@@ -28,3 +29,4 @@ admin.site.register(Shipment, WorkflowAdmin)
 admin.site.register(Consignment, WorkflowAdmin)
 admin.site.register(Parcel, WorkflowAdmin)
 admin.site.register(Errand, WorkflowAdmin)
+admin.site.register(Inquiry, WorkflowAdmin)
