@@ -52,3 +52,16 @@ def test_the_panel_names_a_breached_clock(staff, time_machine):
     resolution = '<li data-sla="resolution" data-state="running">SLA “Resolution”: 11 h left'
     first_answer = '<li data-sla="first_answer" data-state="breached">SLA “First answer”: breached'
     assert resolution in html and first_answer in html
+
+
+def test_the_overview_counts_the_open_clocks(staff, time_machine):
+    time_machine.move_to(local(2026, 12, 1, 9), tick=False)
+    for _ in range(2):
+        Inquiry.objects.create()
+    waiting = Inquiry.objects.create()
+    waiting.take()
+    waiting.ask()
+    Inquiry.objects.create().resolve()
+    html = staff.get("/admin/django_workflow/workflowoverview/").content.decode()
+    assert "SLA “Resolution”: 2 running, 1 paused, 0 breached" in html
+    assert "SLA “First answer”: 2 running, 1 paused, 0 breached" in html
