@@ -300,3 +300,14 @@ def test_an_alarm_a_stay_reached_still_fires_after_another_moved_the_record(at):
     inquiry = fresh(inquiry)
     assert inquiry.sla_first_answer_breached_at == local(2026, 12, 7, 9)
     assert TransitionLog.objects.filter(transition_name="first_answer.breach").count() == 1
+
+
+def test_saving_a_stale_instance_leaves_the_clock_alone(at):
+    inquiry = arrived(at, local(2026, 12, 1, 9))
+    stale = fresh(inquiry)
+    at(local(2026, 12, 1, 12))
+    fresh(inquiry).take()
+    stale.zone = "Europe/Zagreb"
+    stale.save()
+    assert fresh(inquiry).sla_resolution_consumed == 3 * 3600
+    assert resolution(inquiry).consumed == 3 * HOUR
