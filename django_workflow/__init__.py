@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from .declaration import Every, Join, Retry, Route, Step, Timeout, Transition, Undo
+from .declaration import Every, Join, Receive, Retry, Route, Step, Timeout, Transition, Undo
 from .errors import (
     AlreadyClaimed,
     AlreadyVoted,
@@ -28,6 +28,7 @@ __all__ = [
     "InvalidLogValue",
     "Join",
     "NoRouteMatched",
+    "Receive",
     "Retry",
     "Route",
     "StaleRecord",

@@ -49,6 +49,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
         lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
         "a list of Transition(...)",
     ),
+    "events": ({}, lambda v: isinstance(v, dict), "a dict of event name to Receive(...)"),
 }
 
 
@@ -79,6 +80,7 @@ class CompiledWorkflow:
     save_signals: bool = True
     assignment: bool = False
     from_any_step: tuple[Transition, ...] | list[Transition] = ()
+    events: dict[str, Any] = field(default_factory=dict)
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
