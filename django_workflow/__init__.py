@@ -8,6 +8,7 @@ from .errors import (
     AlreadyVoted,
     ConditionUnmet,
     DirectStepChange,
+    InvalidDelivery,
     InvalidLogValue,
     NoRouteMatched,
     StaleRecord,
@@ -23,8 +24,10 @@ __all__ = [
     "AlreadyClaimed",
     "AlreadyVoted",
     "ConditionUnmet",
+    "Delivery",
     "DirectStepChange",
     "Every",
+    "InvalidDelivery",
     "InvalidLogValue",
     "Join",
     "NoRouteMatched",
@@ -42,6 +45,7 @@ __all__ = [
     "WorkflowError",
     "WorkflowModel",
     "WorkflowPermissionDenied",
+    "deliver",
     "run_work",
 ]
 
@@ -52,6 +56,10 @@ def __getattr__(name: str) -> Any:
         from .workflow_model import WorkflowModel
 
         return WorkflowModel
+    if name in ("deliver", "Delivery"):
+        from .engine import receiving
+
+        return getattr(receiving, name)
     if name == "run_work":
         from .engine.firing import run_work
 

@@ -1144,7 +1144,9 @@ class Payment(WorkflowModel):
         pending = Step(
             Transition("authorise", to="authorised"), Transition("cancel", to="cancelled")
         )
-        authorised = Step(Transition("settle", to="settled", accept=["settled_amount"]))
+        authorised = Step(
+            Transition("settle", to="settled", accept=["settled_amount"]), policy=is_staff
+        )
         settled = Step(
             Transition("amend", to="settled", accept=["settled_amount"]),
             Transition("refund", to="refunded"),
