@@ -11,6 +11,7 @@ from .models import (
     Errand,
     Expense,
     Parcel,
+    Payment,
     Proposal,
     Shipment,
     Sync,
@@ -28,3 +29,4 @@ admin.site.register(Shipment, WorkflowAdmin)
 admin.site.register(Consignment, WorkflowAdmin)
 admin.site.register(Parcel, WorkflowAdmin)
 admin.site.register(Errand, WorkflowAdmin)
+admin.site.register(Payment, WorkflowAdmin)
