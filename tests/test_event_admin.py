@@ -5,7 +5,8 @@ import pytest
 from django.contrib.auth.models import Permission, User
 
 from django_workflow import deliver
-from django_workflow.models import EventDelivery
+from django_workflow.models import EventDelivery, TransitionLog
+from django_workflow.wording import row_label
 from tests.testapp.models import Payment
 
 pytestmark = pytest.mark.django_db
@@ -53,3 +54,12 @@ def test_deliveries_need_their_own_view_permission(client, deliveries):
 
     user.user_permissions.add(Permission.objects.get(codename="view_eventdelivery"))
     assert client.get(PAGE).status_code == 200
+
+
+def test_the_log_names_an_events_transition_by_its_label(admin_client, deliveries):
+    deliver("psp.settled", "pay_1", id="evt_settled")
+    row = TransitionLog.objects.get(triggered_by="event", to_state="settled")
+
+    assert row_label(Payment.workflow, row) == "Mark settled"
+    page = admin_client.get("/admin/django_workflow/transitionlog/", {"triggered_by": "event"})
+    assert "event from outside" in page.content.decode().lower()

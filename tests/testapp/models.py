@@ -1145,7 +1145,8 @@ class Payment(WorkflowModel):
             Transition("authorise", to="authorised"), Transition("cancel", to="cancelled")
         )
         authorised = Step(
-            Transition("settle", to="settled", accept=["settled_amount"]), policy=is_staff
+            Transition("settle", to="settled", accept=["settled_amount"], label="Mark settled"),
+            policy=is_staff,
         )
         settled = Step(
             Transition("amend", to="settled", accept=["settled_amount"]),
