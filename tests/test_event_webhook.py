@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from django_workflow import deliver
 from django_workflow.models import EventDelivery
 from tests.testapp.models import Payment
 
@@ -145,3 +146,28 @@ def test_a_replay_reports_unreadable_lines_and_delivers_the_others(tmp_path, pay
 def test_a_replay_of_a_missing_file_is_an_error(tmp_path):
     with pytest.raises(CommandError, match="Cannot read"):
         call_command("workflow_deliver", str(tmp_path / "nothing.jsonl"))
+
+
+def test_buffered_events_are_looked_at_again_on_demand(time_machine, capsys):
+    time_machine.move_to("2026-03-02 09:00Z", tick=False)
+    keyless = Payment.objects.create(psp_ref="pay_draft")
+    deliver("psp.authorised", "pay_1", id="a1")  # its record does not hold the key yet
+    deliver("psp.authorised", "pay_gone", id="g1")  # no record will ever come
+    Payment.objects.filter(pk=keyless.pk).update(psp_ref="pay_1")  # no move: no hook
+    time_machine.move_to("2026-03-02 12:00Z", tick=False)
+    call_command("workflow_deliver", "--buffered")
+    time_machine.move_to("2026-03-03 10:00Z", tick=False)
+    call_command("workflow_deliver", "--buffered")
+
+    assert capsys.readouterr().out.splitlines() == [
+        "2 buffered: 1 applied, 1 buffered.",
+        "1 buffered: 1 expired.",
+    ]
+    assert Payment.objects.get(pk=keyless.pk).state == "authorised"
+    outcomes = dict(EventDelivery.objects.values_list("event_id", "outcome"))
+    assert outcomes == {"a1": "applied", "g1": "expired"}
+
+
+def test_the_command_wants_a_file_or_buffered():
+    with pytest.raises(CommandError, match="not both"):
+        call_command("workflow_deliver")

@@ -21,6 +21,7 @@ This room owns the delivery rows; ``manual.take_transition`` moves the record.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -331,9 +332,11 @@ def _claimed(delivery: EventDelivery, db: str) -> bool:
 
 
 def _settle(delivery: EventDelivery, outcome: Outcome, record: Any, db: str) -> None:
-    delivery.outcome, delivery.object_id = outcome, str(record.pk)
-    rows = EventDelivery.objects.using(db).filter(pk=delivery.pk)
-    rows.update(outcome=outcome, object_id=delivery.object_id, applied_at=delivery.applied_at)
+    """Give a buffered ``delivery`` its outcome (one no longer buffered keeps its own)."""
+    object_id = delivery.object_id if record is None else str(record.pk)
+    rows = EventDelivery.objects.using(db).filter(pk=delivery.pk, outcome=Outcome.BUFFERED)
+    if rows.update(outcome=outcome, object_id=object_id, applied_at=delivery.applied_at):
+        delivery.outcome, delivery.object_id = outcome, object_id
 
 
 def _written(record: Any, events: dict[str, Receive]) -> dict[str, Any]:
@@ -352,6 +355,35 @@ def _declared(workflow: Any, name: str) -> list[Any]:
         for step in workflow.steps
         if workflow.transition(step, name) is not None
     ]
+
+
+def recheck_buffered() -> Counter[str]:
+    """Every buffered delivery looked at again, oldest first, each in a transaction of its
+    own: applied when its record can take it now (an event delivered while its record was
+    being created, not yet committed, found none), ``expired`` once its buffer ran out.
+    Counts what became of them (``"buffered"``: still waiting)."""
+    counts: Counter[str] = Counter()
+    for model in {model for model, _ in _receivers().values()}:
+        events = _buffering(model)
+        db = router.db_for_write(model)
+        waiting = EventDelivery.objects.using(db).filter(
+            event__in=list(events), outcome=Outcome.BUFFERED
+        )
+        for delivery in waiting.order_by("delivered_at", "pk"):
+            with transaction.atomic(using=db):
+                counts[_recheck(model, events[delivery.event], delivery, db)] += 1
+    return counts
+
+
+def _recheck(model: Any, receive: Receive, delivery: EventDelivery, db: str) -> str:
+    value = model._meta.get_field(receive.key).to_python(delivery.key)
+    record = _holding(model, receive, value, db, lock=True)
+    if record is not None:
+        _take_buffered(model, record.pk, db, [(delivery, receive)])
+    elif _expired(delivery, receive, timezone.now()):
+        _settle(delivery, Outcome.EXPIRED, None, db)
+    # as stored: a move earlier in this re-check may have applied it already
+    return EventDelivery.objects.using(db).values_list("outcome", flat=True).get(pk=delivery.pk)
 
 
 moves.AFTER_MOVES.append(after_moves)

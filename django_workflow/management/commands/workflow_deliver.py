@@ -1,7 +1,7 @@
 """``manage.py workflow_deliver FILE``: replay events from a file of JSON lines, one event
 per line as the webhook takes it (docs/events.md). Each line is delivered on its own, so
 a replay interrupted half-way is run again from the start: what was applied comes back
-``duplicate``."""
+``duplicate``. ``--buffered`` looks at every buffered event again instead."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_workflow.engine.receiving import deliver
+from django_workflow.engine.receiving import deliver, recheck_buffered
 from django_workflow.errors import InvalidDelivery
 from django_workflow.events import Outcome
 from django_workflow.views import deliver_one
@@ -25,9 +25,22 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("file", help="a file of JSON lines, or - for standard input")
+        parser.add_argument("file", nargs="?", help="a file of JSON lines, or - for standard input")
+        parser.add_argument(
+            "--buffered",
+            action="store_true",
+            help="apply the buffered events whose record can take them now, and expire "
+            "those past their buffer",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["buffered"] == bool(options["file"]):
+            raise CommandError("Give a FILE of events, or --buffered (not both).")
+        if options["buffered"]:
+            counts = recheck_buffered()
+            said = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+            self.stdout.write(f"{sum(counts.values())} buffered: {said or 'none'}.")
+            return
         path = options["file"]
         try:
             stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
