@@ -201,7 +201,10 @@ def test_seq_is_counted_per_record(settled):
     [
         ("psp.unknown", "pay_1", {"id": "e"}, "No workflow receives the event 'psp.unknown'"),
         ("psp.settled", "pay_1", {"id": ""}, "id"),
+        ("psp.settled", "pay_1", {"id": "x" * 256}, "id"),
+        ("psp.settled", "x" * 256, {"id": "e"}, "key"),
         ("psp.settled", "pay_1", {"id": "e", "seq": "2"}, "seq"),
+        ("psp.settled", "pay_1", {"id": "e", "seq": 2**63}, "seq"),
         ("psp.settled", "pay_1", {"id": "e", "data": [1]}, "data"),
         ("psp.settled", "", {"id": "e"}, "needs a key"),
         ("psp.settled", "pay_1", {"id": "e", "data": {"settled_amount": "lots"}}, "lots"),

@@ -108,11 +108,13 @@ def _receivers() -> dict[str, tuple[Any, Receive]]:
 
 
 def _check(id: Any, data: Any, seq: Any) -> None:
-    if isinstance(id, bool) or not isinstance(id, str | int) or str(id) == "":
-        raise InvalidDelivery(f"An event's id is a non-empty string or a number, not {id!r}.")
+    if isinstance(id, bool) or not isinstance(id, str | int) or not 0 < len(str(id)) <= 255:
+        raise InvalidDelivery(
+            f"An event's id is a string of 1 to 255 characters or a number, not {id!r}."
+        )
     if data is not None and not isinstance(data, dict):
         raise InvalidDelivery(f"An event's data is a JSON object (a dict) or None, not {data!r}.")
-    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
+    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq >= 2**63):
         raise InvalidDelivery(f"An event's seq is a whole number or None, not {seq!r}.")
 
 
@@ -127,6 +129,8 @@ def _key_value(model: Any, receive: Receive, key: Any) -> Any:
         ) from None
     if value is None or value == "":
         raise InvalidDelivery(f"An event for {model.__name__} needs a key ({receive.key}).")
+    if len(str(value)) > 255:
+        raise InvalidDelivery(f"An event's key has at most 255 characters, not {key!r}.")
     return value
 
 
