@@ -40,6 +40,17 @@ def test_an_unknown_transition_is_an_error_listing_the_declared_ones(declare):
     assert "'setle'" in error.msg and "settle" in error.hint
 
 
+def test_an_event_calling_a_transition_that_counts_votes_is_an_error(declare):
+    class Workflow:
+        events = {"shop.settled": Receive(key="ref", transition="settle")}
+        pending = Step(Transition("settle", to="settled", quorum=2))
+        settled = Step()
+
+    model = declare(Workflow, ref=models.CharField(max_length=20, unique=True))
+    [error] = check_model(model)
+    assert error.id == "django_workflow.E067" and "quorum" in error.msg
+
+
 def test_an_event_that_is_no_receive_is_an_error(declare):
     assert ids(declared(declare, "settle")) == ["E067"]
 

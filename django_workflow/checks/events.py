@@ -44,6 +44,19 @@ def _check_transition(
             f"Name one of its transitions: {', '.join(names) or 'none'}.",
             "E067",
         )
+    elif any(t.quorum is not None for t in _declarations(workflow, receive.transition)):
+        yield error(
+            model,
+            f"{place} calls transition {receive.transition!r}, which counts votes "
+            "(quorum): an event is nobody's vote.",
+            "Let the event call a transition without quorum.",
+            "E067",
+        )
+
+
+def _declarations(workflow: CompiledWorkflow, name: str) -> list[Any]:
+    declared = [t for step in workflow.steps.values() for t in step.transitions]
+    return [t for t in [*declared, *workflow.from_any_step] if t.name == name]
 
 
 def _check_elsewhere(model: Any, place: str, name: str) -> Messages:

@@ -97,7 +97,17 @@ EXPECTED = {
     "ReleaseAfterUnreadable": "E064",
     "AssignPolicyWithoutAssignment": "E065",
     "TransitionNamedLikeAnAssignmentMethod": "E066",
+    "ReceiveOfAnUnknownTransition": "E067",
+    "ReceiveOfAQuorumTransition": "E067",
+    "ReceiveOnNoField": "E068",
+    "ReceiveWithAnUnreadableBuffer": "E069",
 }
 
 #: Declarations beside the hostile ones that every check must accept.
-VALID = ("AutomaticStepLeftByATimeout", "CascadedItem", "JoinedItem", "HeldWithAReleaseAfter")
+VALID = (
+    "AutomaticStepLeftByATimeout",
+    "CascadedItem",
+    "JoinedItem",
+    "HeldWithAReleaseAfter",
+    "ReceivingWithABuffer",
+)
