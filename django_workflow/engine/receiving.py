@@ -73,16 +73,32 @@ def deliver(
         outcome=Outcome.UNMATCHED,
         content_type=ContentType.objects.db_manager(db).get_for_model(model),
     )
-    with transaction.atomic(using=db):
-        if not _inserted_first(row, db):
-            return Delivery(Outcome.DUPLICATE, _holding(model, receive, value, db), row)
-        record = _holding(model, receive, value, db, lock=True)
-        outcome = _correlate(record, receive, row, db)
-        if record is not None:
-            row.object_id = str(record.pk)
-        row.outcome = outcome
-        row.save(using=db, update_fields=["outcome", "object_id", "applied_at"])
+    inserted = False
+    try:
+        with transaction.atomic(using=db):
+            # The first statement: when it fails, the transaction has done nothing else
+            # to undo, so it needs no savepoint of its own.
+            row.save(using=db, force_insert=True)
+            inserted = True
+            record = _holding(model, receive, value, db, lock=True)
+            outcome = _correlate(record, receive, row, db)
+            if record is not None:
+                row.object_id = str(record.pk)
+            row.outcome = outcome
+            row.save(using=db, update_fields=["outcome", "object_id", "applied_at"])
+    except IntegrityError:
+        if inserted:  # not the delivery's own row: the transition's writes
+            raise
+        return _duplicate(model, receive, value, row, db)
     return Delivery(outcome, record, row)
+
+
+def _duplicate(model: Any, receive: Receive, value: Any, row: EventDelivery, db: str) -> Delivery:
+    """Store a delivery whose ``(event, event_id)`` came before, as a ``duplicate``."""
+    row.pk = None
+    row.outcome = Outcome.DUPLICATE
+    row.save(using=db, force_insert=True)
+    return Delivery(Outcome.DUPLICATE, _holding(model, receive, value, db), row)
 
 
 def receiver(event: Any) -> tuple[Any, Receive]:
@@ -132,20 +148,6 @@ def _key_value(model: Any, receive: Receive, key: Any) -> Any:
     if len(str(value)) > 255:
         raise InvalidDelivery(f"An event's key has at most 255 characters, not {key!r}.")
     return value
-
-
-def _inserted_first(row: EventDelivery, db: str) -> bool:
-    """Insert ``row``; when its ``(event, event_id)`` was delivered before, store it as a
-    ``duplicate`` instead and say so."""
-    try:
-        with transaction.atomic(using=db):
-            row.save(using=db, force_insert=True)
-        return True
-    except IntegrityError:
-        row.pk = None
-        row.outcome = Outcome.DUPLICATE
-        row.save(using=db, force_insert=True)
-        return False
 
 
 def _holding(model: Any, receive: Receive, value: Any, db: str, lock: bool = False) -> Any:
