@@ -5,6 +5,8 @@ and stores every delivery with its outcome."""
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError
+from django.db.models.signals import pre_save
 
 from django_workflow import InvalidDelivery, deliver
 from django_workflow.models import EventDelivery, TransitionLog
@@ -239,3 +241,17 @@ def test_a_delivery_timestamp_orders_the_buffer(time_machine):
 
     applied = EventDelivery.objects.get(outcome="applied")
     assert applied.event_id == "late_id_first"
+
+
+def test_an_integrity_error_of_the_move_itself_is_raised_not_taken_for_a_duplicate(payment):
+    def refuse(sender, instance, **kwargs):
+        raise IntegrityError("a constraint of the project's own")
+
+    pre_save.connect(refuse, sender=Payment)
+    try:
+        with pytest.raises(IntegrityError, match="the project's own"):
+            deliver("psp.authorised", "pay_1", id="evt_1")
+    finally:
+        pre_save.disconnect(refuse, sender=Payment)
+
+    assert not EventDelivery.objects.exists() and fresh(payment).state == "pending"
