@@ -227,8 +227,8 @@ def _accepted(model: Any, accept: Any, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _readable(model: Any, receive: Receive, data: Any) -> None:
-    """Whether ``data`` holds values every declaration of the transition can accept: a
-    buffered event is applied later, in another step's transition perhaps."""
+    """``InvalidDelivery`` unless every declaration of the transition can accept the values
+    ``data`` holds for it: a buffered event is applied later, perhaps in another step."""
     if data:
         for declared in _declared(model.workflow, receive.transition):
             _accepted(model, declared.accept, data)
