@@ -62,6 +62,7 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
         lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
         "a list of Transition(...)",
     ),
+    "events": ({}, lambda v: isinstance(v, dict), "a dict of event name to Receive(...)"),
 }
 
 
@@ -94,6 +95,7 @@ class CompiledWorkflow:
     assignment: bool = False
     from_any_step: tuple[Transition, ...] | list[Transition] = ()
     slas: dict[str, Sla] = field(default_factory=dict)
+    events: dict[str, Any] = field(default_factory=dict)
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 

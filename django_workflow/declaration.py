@@ -186,6 +186,17 @@ class Join:
         object.__setattr__(self, "any_in", {} if any_in is None else any_in)
 
 
+@dataclass(frozen=True)
+class Receive:
+    """In ``Workflow.events``: an event from outside, correlated to the record whose field
+    ``key`` holds the event's key, calls ``transition`` on it; with ``buffer``, an event
+    arriving before the record can take it waits that long for it."""
+
+    key: Any
+    transition: Any
+    buffer: Duration | None = None
+
+
 @dataclass(frozen=True, init=False)
 class Sla:
     """A service-level clock in ``Workflow.slas``: it runs while the record is in a

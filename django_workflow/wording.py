@@ -59,7 +59,7 @@ def row_label(workflow: Any, row: Any) -> str:
     if trigger == Trigger.VOTE and row.data == {"retract": True}:
         label = workflow.transition_label(name, row.from_state)
         return _("Vote for “%(label)s” withdrawn") % {"label": label}
-    if trigger in (Trigger.MANUAL, Trigger.VOTE, Trigger.CASCADE):
+    if trigger in (Trigger.MANUAL, Trigger.VOTE, Trigger.CASCADE, Trigger.EVENT):
         return str(workflow.transition_label(name, row.from_state))
     if trigger in _DEADLINE_OR_STEP and _declares_deadline(workflow, row.from_state, name):
         return str(workflow.deadline_label(row.from_state, name))

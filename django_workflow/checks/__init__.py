@@ -16,6 +16,7 @@ from .assignment import check_assignment
 from .common import error
 from .deadlines import check_deadlines
 from .deployment import check_deployment
+from .events import check_events
 from .graph import check_reachable, check_references
 from .joins import check_joins
 from .options import check_options, check_own_fields
@@ -48,6 +49,7 @@ RULES = (
     check_policies,
     check_assignment,
     check_slas,
+    check_events,
 )
 
 

@@ -12,6 +12,7 @@ from .models import (
     Expense,
     Inquiry,
     Parcel,
+    Payment,
     Proposal,
     Shipment,
     Sync,
@@ -30,3 +31,4 @@ admin.site.register(Consignment, WorkflowAdmin)
 admin.site.register(Parcel, WorkflowAdmin)
 admin.site.register(Errand, WorkflowAdmin)
 admin.site.register(Inquiry, WorkflowAdmin)
+admin.site.register(Payment, WorkflowAdmin)

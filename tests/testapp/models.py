@@ -14,6 +14,7 @@ from simple_history.models import HistoricalRecords
 from django_workflow import (
     Every,
     Join,
+    Receive,
     Retry,
     Route,
     Sla,
@@ -1181,3 +1182,37 @@ class Inquiry(WorkflowModel):
 
     def warn_lead(self):
         self.warnings += 1
+
+
+class Payment(WorkflowModel):
+    """A payment a provider reports on (docs/events.md): its webhooks authorise and settle
+    it, perhaps before the shop created it, and report its settled amount in order."""
+
+    psp_ref = models.CharField(max_length=40, unique=True)
+    settled_amount = models.IntegerField(null=True, blank=True)
+
+    class Workflow:
+        log = True
+        events = {
+            "psp.authorised": Receive(key="psp_ref", transition="authorise", buffer="1d"),
+            "psp.settled": Receive(key="psp_ref", transition="settle", buffer="1d"),
+            "psp.amount": Receive(key="psp_ref", transition="amend"),
+            "psp.refunded": Receive(key="psp_ref", transition="refund"),
+        }
+
+        pending = Step(
+            Transition("authorise", to="authorised"), Transition("cancel", to="cancelled")
+        )
+        authorised = Step(
+            Transition("settle", to="settled", accept=["settled_amount"], label="Mark settled"),
+            policy=is_staff,
+        )
+        settled = Step(
+            Transition("amend", to="settled", accept=["settled_amount"]),
+            Transition("refund", to="refunded"),
+        )
+        refunded = Step()
+        cancelled = Step()
+
+    def __str__(self):
+        return self.psp_ref
