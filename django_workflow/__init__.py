@@ -2,12 +2,24 @@
 
 from typing import Any
 
-from .declaration import Every, Join, Retry, Route, Step, Timeout, Transition, Undo
+from .declaration import (
+    Every,
+    Join,
+    Receive,
+    Retry,
+    Route,
+    Sla,
+    Step,
+    Timeout,
+    Transition,
+    Undo,
+)
 from .errors import (
     AlreadyClaimed,
     AlreadyVoted,
     ConditionUnmet,
     DirectStepChange,
+    InvalidDelivery,
     InvalidLogValue,
     NoRouteMatched,
     StaleRecord,
@@ -23,13 +35,17 @@ __all__ = [
     "AlreadyClaimed",
     "AlreadyVoted",
     "ConditionUnmet",
+    "Delivery",
     "DirectStepChange",
     "Every",
+    "InvalidDelivery",
     "InvalidLogValue",
     "Join",
     "NoRouteMatched",
+    "Receive",
     "Retry",
     "Route",
+    "Sla",
     "StaleRecord",
     "Step",
     "Timeout",
@@ -41,6 +57,7 @@ __all__ = [
     "WorkflowError",
     "WorkflowModel",
     "WorkflowPermissionDenied",
+    "deliver",
     "run_work",
 ]
 
@@ -51,6 +68,10 @@ def __getattr__(name: str) -> Any:
         from .workflow_model import WorkflowModel
 
         return WorkflowModel
+    if name in ("deliver", "Delivery"):
+        from .engine import receiving
+
+        return getattr(receiving, name)
     if name == "run_work":
         from .engine.firing import run_work
 

@@ -31,6 +31,26 @@ def fired_count_column(step: str, every: Any) -> str:
 NEXT_DUE_AT = "next_due_at"
 
 
+def sla_consumed_column(sla: str) -> str:
+    """The seconds an SLA's clock ran before the record's current stay (in its own time:
+    calendar, or working time for business hours)."""
+    return f"sla_{sla}_consumed"
+
+
+def sla_warned_column(sla: str) -> str:
+    """When an SLA's warning fired (at most once per record)."""
+    return f"sla_{sla}_warned_at"
+
+
+def sla_breached_column(sla: str) -> str:
+    """When an SLA's breach fired (at most once per record)."""
+    return f"sla_{sla}_breached_at"
+
+
+def sla_columns(sla: str) -> tuple[str, str, str]:
+    return sla_consumed_column(sla), sla_warned_column(sla), sla_breached_column(sla)
+
+
 #: Who holds the record (``Workflow.assignment = True``): a nullable key to the user model.
 ASSIGNEE = "assignee"
 ASSIGNEE_ID = "assignee_id"

@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .columns import ASSIGNED_AT, ASSIGNEE, ASSIGNEE_ID, NEXT_DUE_AT, STATE_ENTERED_AT
-from .declaration import Step, Transition, Undo, humanise
+from .columns import (
+    ASSIGNED_AT,
+    ASSIGNEE,
+    ASSIGNEE_ID,
+    NEXT_DUE_AT,
+    STATE_ENTERED_AT,
+    sla_columns,
+)
+from .declaration import Sla, Step, Transition, Undo, humanise
 from .work import Work, compile_works, soonest_at_entry
 from .work.compiling import releases
 
@@ -42,13 +49,20 @@ OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
     "time_zone": ("UTC", _text, "an IANA time zone name"),
     "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
     "holidays": (None, lambda v: True, "a holidays calendar"),
+    "working_hours": (None, lambda v: v is None or _text(v), "a string such as '09:00-17:00'"),
     "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
     "assignment": (False, lambda v: isinstance(v, bool), "True or False"),
+    "slas": (
+        {},
+        lambda v: isinstance(v, dict) and all(isinstance(s, Sla) for s in v.values()),
+        "a dict of name to Sla(...)",
+    ),
     "from_any_step": (
         (),
         lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
         "a list of Transition(...)",
     ),
+    "events": ({}, lambda v: isinstance(v, dict), "a dict of event name to Receive(...)"),
 }
 
 
@@ -76,9 +90,12 @@ class CompiledWorkflow:
     time_zone: str = "UTC"
     time_zone_field: str | None = None
     holidays: Any = None
+    working_hours: str | None = None
     save_signals: bool = True
     assignment: bool = False
     from_any_step: tuple[Transition, ...] | list[Transition] = ()
+    slas: dict[str, Sla] = field(default_factory=dict)
+    events: dict[str, Any] = field(default_factory=dict)
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
@@ -187,11 +204,24 @@ class CompiledWorkflow:
     def has_deadlines(self) -> bool:
         """Whether any step has a deadline a scheduler runs, a join it re-checks or claims it
         releases (readable before the model exists)."""
-        return any(
-            getattr(deadline, "self_scheduled", False) is not True
-            for step in self.steps.values()
-            for deadline in step.deadlines
-        ) or any(step.joins or releases(self, step) for step in self.steps.values())
+        return (
+            any(
+                getattr(deadline, "self_scheduled", False) is not True
+                for step in self.steps.values()
+                for deadline in step.deadlines
+            )
+            or any(step.joins or releases(self, step) for step in self.steps.values())
+            or any(self.clocked_slas)
+        )
+
+    @cached_property
+    def clocked_slas(self) -> dict[str, Sla]:
+        """The SLAs whose names can name columns (the checks report the others)."""
+        return {
+            name: sla
+            for name, sla in self.slas.items()
+            if isinstance(name, str) and name.isidentifier()
+        }
 
     @cached_property
     def has_votes(self) -> bool:
@@ -214,6 +244,8 @@ class CompiledWorkflow:
         for work in self.works:
             columns = (work.fired_field, work.last_fired_field, work.count_field)
             owned.update(c for c in columns if c)
+        for name in self.clocked_slas:
+            owned.update(sla_columns(name))
         return frozenset(owned)
 
     def queryset(self, using: str | None = None) -> Any:

@@ -26,6 +26,11 @@ DEFAULTS: dict[str, Any] = {
     "RECOVERY_AFTER": 60,
     # Seconds between the worker's re-checks of a parent waiting in a join step.
     "JOIN_RECHECK": 300,
+    # The shared secret outside systems sign event webhooks with (HMAC-SHA256); without
+    # one, ``EventWebhookView`` refuses every request.
+    "EVENT_SECRET": None,
+    # The largest event webhook body accepted, in bytes.
+    "EVENT_MAX_BODY": 65536,
 }
 
 

@@ -186,6 +186,45 @@ class Join:
         object.__setattr__(self, "any_in", {} if any_in is None else any_in)
 
 
+@dataclass(frozen=True)
+class Receive:
+    """In ``Workflow.events``: an event from outside, correlated to the record whose field
+    ``key`` holds the event's key, calls ``transition`` on it; with ``buffer``, an event
+    arriving before the record can take it waits that long for it."""
+
+    key: Any
+    transition: Any
+    buffer: Duration | None = None
+
+
+@dataclass(frozen=True, init=False)
+class Sla:
+    """A service-level clock in ``Workflow.slas``: it runs while the record is in a
+    ``runs_in`` step, pauses in any other non-terminal step and stops at a terminal one,
+    never restarted by re-entering a step. At ``warn_at`` (a fraction of ``target``) it
+    calls ``on_warn``, at ``target`` ``on_breach``: a model method or a transition."""
+
+    target: Any
+    runs_in: Any
+    warn_at: Any
+    on_warn: Any
+    on_breach: Any
+
+    def __init__(
+        self,
+        target: Any,
+        runs_in: Any = (),
+        warn_at: Any = None,
+        on_warn: Any = None,
+        on_breach: Any = None,
+    ) -> None:
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "runs_in", _as_tuple(runs_in))
+        object.__setattr__(self, "warn_at", warn_at)
+        object.__setattr__(self, "on_warn", on_warn)
+        object.__setattr__(self, "on_breach", on_breach)
+
+
 @dataclass(frozen=True, init=False)
 class Step:
     """A state a record can be in: automatic, manual, wait or terminal."""

@@ -124,6 +124,8 @@ def fingerprint(model: Any) -> str:
         _stable(workflow.holidays),
         repr(sorted((name, _declared(works)) for name, works in workflow.deadline_works.items())),
     ]
+    if workflow.working_hours is not None:  # unset, it leaves older fingerprints alone
+        parts.append(workflow.working_hours)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -148,6 +148,12 @@ class UndoNotPermitted(WorkflowError):
         super().__init__(message or reason)
 
 
+class InvalidDelivery(ValueError, WorkflowError):
+    """An event delivered from outside that cannot be read: an event name no workflow
+    receives, a key its field cannot hold, or ``id``, ``seq`` or ``data`` of the wrong
+    kind. Nothing is stored."""
+
+
 class DirectStepChange(ValueError, WorkflowError):
     """``save()`` was asked to write a step assigned directly to the state attribute."""
 

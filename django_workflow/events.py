@@ -35,6 +35,26 @@ class Trigger(models.TextChoices):
     #: A record claimed, released (by a person or after ``release_after``) or assigned;
     #: ``data`` names the assignee. No move.
     ASSIGNMENT = "assignment", _("assignment")
+    #: An event from outside (``Workflow.events``); ``data`` names the event and its id.
+    EVENT = "event", _("event from outside")
+
+
+class Outcome(models.TextChoices):
+    """What became of an event delivered from outside (``django_workflow.deliver``)."""
+
+    APPLIED = "applied", _("applied")
+    #: Kept until its record can take it (``Receive(buffer=...)``).
+    BUFFERED = "buffered", _("buffered")
+    #: The same event and id came before; nothing changed.
+    DUPLICATE = "duplicate", _("duplicate")
+    #: The record is not in a step offering the transition, and nothing is buffered.
+    IGNORED = "ignored", _("ignored")
+    #: Its ``seq`` is not above the highest applied for that event and record.
+    STALE = "stale", _("stale")
+    #: No record holds its key, and nothing is buffered.
+    UNMATCHED = "unmatched", _("unmatched")
+    #: Buffered, but its buffer ran out before the record could take it.
+    EXPIRED = "expired", _("expired")
 
 
 class WorkKind(models.TextChoices):
@@ -49,6 +69,8 @@ class WorkKind(models.TextChoices):
     JOIN = "join"
     #: ``Step(claim=True, release_after=...)``: a claim held too long, let go.
     RELEASE = "release"
+    #: A service-level clock's warning or breach (``Workflow.slas``).
+    SLA = "sla"
 
 
 @dataclass(frozen=True)

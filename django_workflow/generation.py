@@ -25,6 +25,9 @@ from .columns import (
     fired_column,
     fired_count_column,
     last_fired_column,
+    sla_breached_column,
+    sla_consumed_column,
+    sla_warned_column,
 )
 from .compiled import CompiledWorkflow, compile_workflow
 from .work import counts_firings
@@ -197,6 +200,31 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
             attrs[column] = models.PositiveIntegerField(
                 null=True, blank=True, editable=False, help_text=label
             )
+    for column, field in sla_fields(workflow):
+        if not defines(column, attrs, bases):
+            attrs[column] = field
+
+
+def sla_fields(workflow: CompiledWorkflow) -> list[tuple[str, models.Field]]:
+    """Per SLA: the clock time it consumed before the current stay, when it warned and
+    when it breached (docs/slas.md)."""
+    fields: list[tuple[str, models.Field]] = []
+    for name in workflow.clocked_slas:
+        consumed = models.PositiveBigIntegerField(
+            default=0,
+            editable=False,
+            help_text=f"Seconds the {name} SLA ran before the current step.",
+        )
+        fields.append((sla_consumed_column(name), consumed))
+        for column, what in (
+            (sla_warned_column(name), "warned"),
+            (sla_breached_column(name), "breached"),
+        ):
+            mark = models.DateTimeField(
+                null=True, blank=True, editable=False, help_text=f"When the {name} SLA {what}."
+            )
+            fields.append((column, mark))
+    return fields
 
 
 def deadline_columns(workflow: CompiledWorkflow) -> list[tuple[str, str]]:

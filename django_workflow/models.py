@@ -1,5 +1,5 @@
-"""The package's own tables: the transition log, work attempts, pending effects and the
-timeline lease.
+"""The package's own tables: the transition log, work attempts, pending effects, the
+timeline lease, and (from ``event_deliveries``) the events delivered from outside.
 
 Storage only: nothing here imports the engine. ``WorkflowModel``, the class
 users subclass, lives in ``workflow_model``.
@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from .event_deliveries import EventDelivery as EventDelivery
 from .events import Trigger
 
 

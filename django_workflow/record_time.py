@@ -12,15 +12,38 @@ from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from .durations import add_duration, holiday_calendar
+from .durations import (
+    InvalidDuration,
+    WorkingHours,
+    add_duration,
+    holiday_calendar,
+    parse_working_hours,
+)
 from .evaluation import evaluate
 
 
 def later_by(record: Any, instant: datetime, duration: Any) -> datetime:
-    """``instant`` plus ``duration``; the record's zone and holidays only for business days."""
+    """``instant`` plus ``duration``; the record's zone, holidays and working hours only
+    for business days and hours."""
     if isinstance(duration, timedelta):
         return instant + duration
-    return add_duration(instant, duration, zone_of(record), calendar_of(record))
+    model = type(record)
+    return add_duration(
+        instant, duration, zone_of(record), calendar_of(record), working_hours(model)
+    )
+
+
+@cache
+def working_hours(model: Any) -> WorkingHours | None:
+    """``Workflow.working_hours`` read, or ``None`` when unset or unreadable (the checks
+    report it)."""
+    declared = model.workflow.working_hours
+    if declared is None:
+        return None
+    try:
+        return parse_working_hours(declared)
+    except InvalidDuration:
+        return None
 
 
 def zone_of(record: Any) -> ZoneInfo:

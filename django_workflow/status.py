@@ -18,6 +18,7 @@ from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from .pending_effects import pending
 from .report import StepFigures, time_in_step
+from .report.slas import open_clocks as open_clocks  # the overview's SLA line
 from .work import names
 
 #: The window of the overview's time-in-step columns, in days up to now.

@@ -59,7 +59,7 @@ def row_label(workflow: Any, row: Any) -> str:
     if trigger == Trigger.VOTE and row.data == {"retract": True}:
         label = workflow.transition_label(name, row.from_state)
         return _("Vote for “%(label)s” withdrawn") % {"label": label}
-    if trigger in (Trigger.MANUAL, Trigger.VOTE, Trigger.CASCADE):
+    if trigger in (Trigger.MANUAL, Trigger.VOTE, Trigger.CASCADE, Trigger.EVENT):
         return str(workflow.transition_label(name, row.from_state))
     if trigger in _DEADLINE_OR_STEP and _declares_deadline(workflow, row.from_state, name):
         return str(workflow.deadline_label(row.from_state, name))
@@ -136,3 +136,13 @@ def span(length: timedelta) -> str:
         elif parts:
             break
     return " ".join(parts) or "0 s"
+
+
+def sla_words(clock: Any) -> str:
+    """An SLA's clock as the admin shows it: "3 h 10 min left", "paused, 5 h left",
+    "breached", "met"."""
+    if clock.state == "running":
+        return f"{span(clock.remaining)} left"
+    if clock.state == "paused":
+        return f"paused, {span(clock.remaining)} left"
+    return clock.state

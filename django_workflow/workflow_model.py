@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from asgiref.sync import sync_to_async
 from django.db import models, transaction
 
-from . import actionable, history, rearming, scheduling
+from . import actionable, history, rearming, scheduling, service_levels
 from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 from .registry import workflow_models as workflow_models  # where it lived before
@@ -152,6 +152,11 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         from . import undo
 
         return undo.run_undo(self, actor)
+
+    def sla(self, name: str) -> service_levels.SlaState:
+        """Where the service-level clock ``name`` of ``Workflow.slas`` stands: ``state``
+        (running, paused, met, breached), ``consumed``, ``remaining`` and ``due_at``."""
+        return service_levels.state(self, name)
 
     def pending_deadlines(self) -> list[Any]:
         """The current step's deadlines that will fire as things stand, soonest first."""

@@ -9,7 +9,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
-from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
+from django_workflow import Every, Receive, Step, Timeout, Transition, WorkflowModel
 from django_workflow.policies import all_of, any_of, has_perm, is_staff, relates_to_actor_via
 
 
@@ -343,3 +343,23 @@ class Nudge(WorkflowModel):
 
     def remind(self):
         pass
+
+
+# Events from outside (benchmarks/events.py) ---------------------------------------------
+
+
+class Remittance(WorkflowModel):
+    """A payment an outside system reports on: ``bench.paid`` moves it on at once,
+    ``bench.cleared`` only once paid (earlier, it is buffered)."""
+
+    ref = models.CharField(max_length=40, unique=True)
+
+    class Workflow:
+        log = True
+        events = {
+            "bench.paid": Receive(key="ref", transition="pay"),
+            "bench.cleared": Receive(key="ref", transition="clear", buffer="1d"),
+        }
+        pending = Step(Transition("pay", to="paid"))
+        paid = Step(Transition("clear", to="cleared"))
+        cleared = Step()

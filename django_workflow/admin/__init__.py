@@ -10,6 +10,7 @@ the overview's. The rooms, each with what it owns:
 - ``actions``: the changelist's transition actions and their confirmation page;
 - ``forms``: the reason form, the accepted values a form asks for;
 - ``log``: ``TransitionLogAdmin``;
+- ``deliveries``: ``EventDeliveryAdmin``, the events delivered from outside (read-only);
 - ``overview``: ``WorkflowOverviewAdmin``, the "Workflows" page;
 - ``my_work``: the "My work" page;
 - ``joins``: the panel's progress of a parent waiting in a join step;
@@ -20,6 +21,7 @@ the overview's. The rooms, each with what it owns:
 """
 
 from .actions import CHANGE_LIST, BulkReport, asks_values, foresee, transition_action
+from .deliveries import EventDeliveryAdmin
 from .display import KINDS, NOTHING, describe_deadline, rendered
 from .forms import CommentForm
 from .holding import AbsenceAdmin, HolderFilter
@@ -35,6 +37,7 @@ __all__ = [
     "AbsenceAdmin",
     "BulkReport",
     "CommentForm",
+    "EventDeliveryAdmin",
     "HolderFilter",
     "TransitionFilter",
     "TransitionLogAdmin",

@@ -34,6 +34,7 @@ from .display import (
     is_terminal,
     next_deadline,
     rendered,
+    sla_clocks,
     undo_label,
     vote_tallies,
 )
@@ -89,9 +90,18 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         return (*ours, WorkflowStatusFilter, *held, *declared)
 
     def get_list_display(self, request: HttpRequest) -> Any:
-        """What the project lists, then the holder (with ``assignment``), the next deadline."""
+        """What the project lists, then the holder (with ``assignment``), the SLAs (with
+        ``slas``), the next deadline."""
         held = ("workflow_holder",) if self.model.workflow.assignment else ()
-        return (*super().get_list_display(request), *held, "workflow_next_deadline")
+        slas = ("workflow_slas",) if self.model.workflow.clocked_slas else ()
+        return (*super().get_list_display(request), *held, *slas, "workflow_next_deadline")
+
+    @admin.display(description="SLA")
+    def workflow_slas(self, record: Any) -> str:
+        clocks = sla_clocks(record)
+        if len(clocks) == 1:
+            return clocks[0]["text"]
+        return "; ".join(f"{clock['label']}: {clock['text']}" for clock in clocks)
 
     @admin.display(description="held by")
     def workflow_holder(self, record: Any) -> str:
@@ -191,6 +201,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "votes": vote_tallies(record),
             "joins": join_progress(self.admin_site, request, record, declared),
             "holding": panel_holding(record, request, may_change, self.admin_site),
+            "slas": sla_clocks(record),
             **self._halted_effects(request, record, may_change),
             "diagram": mark_safe(graph.svg(workflow, current=step)),  # built from escaped names
             "pending": [

@@ -1,5 +1,6 @@
 """The "Workflows" page: per workflow model and step, how many records, how many
-overdue or halted, the oldest entry and the time in step; and the URL of "My work",
+overdue or halted, the oldest entry and the time in step; per SLA, the open clocks
+running, paused and breached; and the URL of "My work",
 whose page is ``my_work``'s.
 
 Imports ``status`` and the admin rooms ``display``, ``my_work``, ``site``.
@@ -18,6 +19,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from .. import status
+from ..declaration import humanise
 from ..models import WorkflowOverview
 from .display import span, time_in_step
 from .holding import hold_view
@@ -71,6 +73,10 @@ class WorkflowOverviewAdmin(StaffReadOnlyAdmin):
         return {
             "name": capfirst(model._meta.verbose_name_plural),
             "url": changelist,
+            "slas": [
+                {"label": humanise(name), **counts}
+                for name, counts in status.open_clocks(model).items()
+            ],
             "steps": [
                 {
                     "row": row,

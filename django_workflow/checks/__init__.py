@@ -16,11 +16,13 @@ from .assignment import check_assignment
 from .common import error
 from .deadlines import check_deadlines
 from .deployment import check_deployment
+from .events import check_events
 from .graph import check_reachable, check_references
 from .joins import check_joins
 from .options import check_options, check_own_fields
 from .policies import check_policies
 from .records import check_records
+from .slas import check_slas
 from .steps import check_steps
 from .transitions import check_transitions
 from .undo import check_undo
@@ -46,6 +48,8 @@ RULES = (
     check_reachable,
     check_policies,
     check_assignment,
+    check_slas,
+    check_events,
 )
 
 

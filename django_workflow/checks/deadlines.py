@@ -12,7 +12,7 @@ from django.db import models
 from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..declaration import Every, Timeout
-from ..durations import BusinessDays, InvalidDuration, parse_duration
+from ..durations import BusinessDays, InvalidDuration, parse_duration, shortest
 from ..generation import count_columns, deadline_columns
 from ..schedulers import SCHEDULERS
 from ..work import counts_firings
@@ -229,7 +229,7 @@ def _cron_gap(cron: str, pick: Any) -> timedelta:
 def _days(duration: Any) -> float:
     if isinstance(duration, BusinessDays):
         return float(duration.days)
-    return duration / timedelta(days=1)
+    return shortest(duration) / timedelta(days=1)
 
 
 def _readable_cron(cron: Any) -> bool:

@@ -10,7 +10,14 @@ from django.db import models
 
 from ..columns import STATE_ENTERED_AT
 from ..compiled import OPTIONS, CompiledWorkflow, Problem
-from ..durations import holiday_calendar
+from ..durations import (
+    BusinessHours,
+    InvalidDuration,
+    holiday_calendar,
+    parse_duration,
+    parse_working_hours,
+)
+from ..events import WorkKind
 from ..schedulers import SCHEDULERS
 from .common import Messages, error, field
 
@@ -21,6 +28,8 @@ def check_options(model: Any, workflow: CompiledWorkflow) -> Messages:
     yield from _check_cron(model, workflow)
     yield from _check_time_zone(model, workflow)
     yield from _check_holidays(model, workflow)
+    yield from _check_working_hours(model, workflow)
+    yield from _check_business_hours(model, workflow)
 
 
 def _check_unknown_options(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -86,6 +95,56 @@ def _check_holidays(model: Any, workflow: CompiledWorkflow) -> Messages:
             "Use holidays.country_holidays('HR'), a list of dates, or a method name.",
             "E027",
         )
+
+
+def _check_working_hours(model: Any, workflow: CompiledWorkflow) -> Messages:
+    """E067: ``working_hours`` that cannot be read."""
+    if workflow.working_hours is None:
+        return
+    try:
+        parse_working_hours(workflow.working_hours)
+    except InvalidDuration as problem:
+        yield error(
+            model,
+            f"working_hours {problem}",
+            "Write the local start and end of a working day, e.g. '09:00-17:00'.",
+            "E067",
+        )
+
+
+def _check_business_hours(model: Any, workflow: CompiledWorkflow) -> Messages:
+    """E068: a duration in business hours (``bh``) on a workflow without working hours."""
+    if workflow.working_hours is not None:
+        return
+    for place, duration in business_durations(workflow):
+        if isinstance(duration, BusinessHours):
+            yield error(
+                model,
+                f"{place} counts business hours ({duration.hours}bh), but the workflow "
+                "declares no working_hours.",
+                "Declare working_hours = '09:00-17:00' (local time) in the Workflow, or use "
+                "another unit.",
+                "E068",
+            )
+
+
+def business_durations(workflow: CompiledWorkflow) -> list[tuple[str, Any]]:
+    """Every duration the workflow counts per record, with where it is declared."""
+    found = []
+    for work in workflow.works:
+        if work.kind == WorkKind.SLA:
+            continue  # the SLA's own target, below
+        place = f"{work.step}.{work.entity}"
+        if work.deadline is not None and work.deadline.fire_after is not None:
+            found.append((place, work.deadline.fire_after))
+        if work.until is not None:
+            found.append((f"{place} until", work.until))
+    for name, sla in workflow.slas.items():
+        try:
+            found.append((f"slas[{name!r}]", parse_duration(sla.target)))
+        except InvalidDuration:
+            continue  # E070
+    return found
 
 
 def _is_holidays(model: Any, spec: Any) -> bool:

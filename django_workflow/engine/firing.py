@@ -25,7 +25,7 @@ from ..pacing import turn
 from ..scheduling import due_at
 from ..signals import work_fired
 from ..work import Work
-from . import claims, effects
+from . import claims, effects, slas
 from .join_rechecks import recheck
 from .moves import entry_changes, move_many
 from .rescheduling import reschedule
@@ -88,6 +88,9 @@ class Firing:
 
     def release(self, work: Work, records: list[Any]) -> list[Any]:
         return claims.release_due(self.model, work, [r.pk for r in records], self.now, self.db)
+
+    def alarm(self, work: Work, records: list[Any]) -> list[Any]:
+        return slas.fire_alarms(self.model, work, [r.pk for r in records], self.now, self.db)
 
 
 def run_due(

@@ -87,6 +87,21 @@ def run_transition(
 ) -> Any:
     """Move ``record`` through transition ``name`` of its current step; ``comment`` and
     ``data`` are stored on its log row."""
+    return take_transition(record, name, accepted, actor, authorize, comment, data)
+
+
+def take_transition(
+    record: Any,
+    name: str,
+    accepted: dict[str, Any],
+    actor: Any = None,
+    authorize: bool = True,
+    comment: str = "",
+    data: Any = None,
+    trigger: Trigger = Trigger.MANUAL,
+) -> Any:
+    """``run_transition`` logged as ``trigger``: a person's call (``manual``) or an event
+    from outside (``event``, see ``receiving``)."""
     comment, data = log_values.checked(comment, data)
     decision = decide(record, name, actor, accepted, authorize)
     changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
@@ -94,7 +109,7 @@ def run_transition(
         decision.step,
         decision.target,
         name,
-        Trigger.MANUAL,
+        trigger,
         actor,
         comment=comment,
         data=data,

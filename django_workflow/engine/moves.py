@@ -27,7 +27,7 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..models import TransitionLog, WorkflowVote
 from ..signals import entered_step, step_changed
-from . import owed_effects
+from . import clocks, owed_effects
 from .rescheduling import reschedule
 from .routes import with_values
 
@@ -41,6 +41,7 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     db = database(record)
     model = type(record)
     changes = holders.leaving(model.workflow, event.from_state, changes)
+    guard, changes = clocks.leaving_one(record, guard, changes, event)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     with transaction.atomic(using=db):
@@ -72,6 +73,7 @@ def move_locked(record: Any, changes: dict[str, Any], event: Event) -> Any:
     if not _writes_plainly(model, guard, changes):
         return move(record, guard, changes, event)
     changes = holders.leaving(model.workflow, event.from_state, changes)
+    changes = clocks.leaving(record, event.from_state, event.from_state_entered_at, changes)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     db = database(record)
@@ -185,14 +187,15 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         per_record = not same
     # The claim's rows are locked (or, on SQLite, the transaction writes alone): the
     # entry instants read here are still theirs when the UPDATE writes.
-    entered = dict(claim.values_list("pk", STATE_ENTERED_AT))
+    entered, clocks_of, changes = clocks.leaving_many(model, claim, changes, event)
     pks = list(entered)
     if not pks:
         return pks
     signals = _save_signals(model)
     if signals:
         for instance in model._base_manager.using(db).in_bulk(pks).values():
-            _pre_save(model, with_values(instance, changes), changes, db)
+            seen = {**changes, **clocks_of.get(instance.pk, {})}
+            _pre_save(model, with_values(instance, seen), changes, db)
     model._base_manager.using(db).filter(pk__in=pks).update(**changes)
     if model.workflow.has_votes and step is not None:
         discard_votes(pks, model, db)

@@ -15,8 +15,8 @@ from ..errors import (
 )
 from ..events import Event, Trigger
 from ..models import TransitionLog
-from . import joins, owed_effects
-from .moves import COLLECTING, announce, database, log_row, prepared
+from . import owed_effects
+from .moves import AFTER_MOVES, COLLECTING, announce, database, log_row, prepared
 from .rescheduling import reschedule
 
 
@@ -150,8 +150,10 @@ def records_created(records: list[Any], using: str | None = None) -> None:
         owed_effects.owe(model, step, entered, db)
     for record in records:
         announce(model, record.pk, record, _initial(record), db)
+    single = records[0] if len(records) == 1 else None  # the caller's, to follow its record
     for step, entered in entries.items():
-        joins.after_moves(model, [pk for pk, _ in entered], db, step)
+        for hook in AFTER_MOVES:  # joins, buffered events
+            hook(model, [pk for pk, _ in entered], db, step, single)
 
 
 def _initial(record: Any) -> Event:

@@ -20,18 +20,24 @@ record's calendar, in the record's time zone (24 per working day), the days a
 business-day deadline counts. The few non-working days of the window are worked
 out here, per zone, as a small table of UTC days the statement joins on.
 
-The rooms: ``figures`` (what the report gives), ``reading`` (making it),
+Per SLA of the model (``Workflow.slas``), ``slas`` adds the clocks that stopped at a
+terminal step in the window (met, breached, their median consumption) and the open
+ones now (running, paused).
+
+The rooms: ``figures`` (what the report gives), ``reading`` (making it), ``slas``,
 ``working_days`` (zones and non-working days), ``stays`` (the stays as querysets),
 ``statement`` (the one SQL statement); the ``workflow_report`` command renders it.
 """
 
 from .figures import Report, ReportError, StepFigures, TimeoutFigures
 from .reading import time_in_step
+from .slas import SlaFigures
 from .working_days import non_working_spans
 
 __all__ = [
     "Report",
     "ReportError",
+    "SlaFigures",
     "StepFigures",
     "TimeoutFigures",
     "non_working_spans",

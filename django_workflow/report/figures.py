@@ -3,7 +3,7 @@ timeout of the step its breach rate; and how a statement's rows become them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +47,8 @@ class Report:
     steps: list[StepFigures]
     #: Why business hours are missing, when they are (``None`` when computed).
     business_hours_note: str | None = None
+    #: Per SLA of the model (``report.slas``).
+    slas: list[Any] = field(default_factory=list)
 
 
 # Assembling the figures --------------------------------------------------------------

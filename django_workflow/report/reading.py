@@ -10,6 +10,7 @@ from django.db import connections, router, transaction
 from django.utils import timezone
 
 from .figures import Report, ReportError, assemble
+from .slas import sla_figures
 from .statement import statement
 from .working_days import calendar_days, zones_in_play
 
@@ -43,7 +44,7 @@ def time_in_step(
         cursor.execute(*statement(model, db, since, until, zones, days))
         rows = cursor.fetchall()
     steps = assemble(model, rows, business=days is not None)
-    return Report(model, since, until, steps, note)
+    return Report(model, since, until, steps, note, sla_figures(model, since, until, db))
 
 
 def _check(model: Any, since: datetime, until: datetime) -> None:

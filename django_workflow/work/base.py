@@ -22,10 +22,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..declaration import Retry
-from ..durations import BusinessDays
+from ..durations import BusinessDays, BusinessHours, is_calendar
 from ..events import WorkKind
 
-Duration = timedelta | BusinessDays
+Duration = timedelta | BusinessDays | BusinessHours
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class Runner(Protocol):
     def act(self, work: Work, records: list[Any]) -> list[Any]: ...
     def rejoin(self, work: Work, records: list[Any]) -> list[Any]: ...
     def release(self, work: Work, records: list[Any]) -> list[Any]: ...
+    def alarm(self, work: Work, records: list[Any]) -> list[Any]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,9 +92,10 @@ class Work:
 
     @property
     def exact(self) -> bool:
-        """Whether ``match`` alone decides eligibility (no business-day arithmetic, no
-        wall-clock schedule: both depend on the record's zone)."""
-        return not isinstance(self.deadline and self.deadline.fire_after, BusinessDays)
+        """Whether ``match`` alone decides eligibility (no business-day or business-hour
+        arithmetic, no wall-clock schedule: all depend on the record's zone)."""
+        fire_after = self.deadline.fire_after if self.deadline else None
+        return fire_after is None or is_calendar(fire_after)
 
     @property
     def anchor(self) -> str:

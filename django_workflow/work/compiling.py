@@ -14,15 +14,20 @@ from ..columns import (
     fired_column,
     fired_count_column,
     last_fired_column,
+    sla_breached_column,
+    sla_consumed_column,
+    sla_warned_column,
 )
 from ..conf import workflow_settings
-from ..declaration import Every, Retry, Step, Timeout
+from ..declaration import Every, Retry, Sla, Step, Timeout
 from ..durations import InvalidDuration, parse_duration, parse_timedelta
+from ..service_levels import target, warns
 from . import names
 from .base import Deadline, Duration, Work
 from .every import EveryWork
 from .join import JoinRecheck
 from .release import ReleaseWork
+from .sla import BREACH, WARN, SlaAlarm
 from .step import EntryWork, StepWork
 from .timeout import ActionTimeout, TransitionTimeout
 
@@ -62,7 +67,44 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
             works.append(_join_work(workflow, step_name))
         if releases(workflow, step):
             works.extend(_release_work(workflow, step_name, step))
+    for name, sla in workflow.clocked_slas.items():
+        works.extend(_sla_alarms(workflow, name, sla))
     return tuple(works)
+
+
+def _sla_alarms(workflow: Any, name: str, sla: Sla) -> list[Work]:
+    """The warning (with ``warn_at``) and the breach of an SLA, in each non-terminal step
+    (where the clock does not run, an alarm a past stay made due fires there); none when
+    its target cannot be read (the checks report it)."""
+    allowed = target(sla)
+    if allowed is None:
+        return []
+    alarms = [(BREACH, allowed, sla.on_breach, sla_breached_column(name))]
+    if warns(sla):
+        alarms.insert(0, (WARN, allowed * sla.warn_at, sla.on_warn, sla_warned_column(name)))
+    works: list[Work] = []
+    for step_name, step in workflow.steps.items():
+        if step.is_terminal:
+            continue
+        for alarm, at, handler, mark in alarms:
+            calls_transition = handler in workflow.transition_names
+            works.append(
+                SlaAlarm(
+                    name=names.sla_work(step_name, name, alarm),
+                    entity=f"{name}.{alarm}",
+                    deadline=Deadline(sla_consumed_column(name), parse_duration(sla.target)),
+                    retry=Retry(),
+                    check_interval=workflow.check_interval,
+                    action=None if calls_transition or not isinstance(handler, str) else handler,
+                    transition=handler if calls_transition else None,
+                    sla=name,
+                    alarm=alarm,
+                    at=at,
+                    mark=mark,
+                    **_common(workflow, step_name),
+                )
+            )
+    return works
 
 
 def releases(workflow: Any, step: Step) -> bool:

@@ -11,7 +11,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ..columns import STATE_ENTERED_AT
-from ..durations import BusinessDays, shortest
+from ..durations import is_calendar, shortest
 from ..events import WorkKind
 from ..record_time import calendar_of, later_by, zone_of
 from ..wallclock import next_firing
@@ -36,7 +36,7 @@ class EveryWork(Deadlined):
     @property
     def exact(self) -> bool:
         durations = (self.deadline.fire_after if self.deadline else None, self.until)
-        return self.cron is None and not any(isinstance(d, BusinessDays) for d in durations)
+        return self.cron is None and all(d is None or is_calendar(d) for d in durations)
 
     @property
     def anchor(self) -> str:

@@ -4,7 +4,8 @@ A name is a durable key (attempt rows, Schedules and log lines carry it):
 ``step:<step>`` for an automatic step, ``enter:<step>`` for a step's
 ``on_enter``, ``timeout:<step>.<name>`` and ``every:<step>.<name>`` for the
 deadlines, ``join:<step>`` for the re-check of parents waiting in a join step,
-``release:<step>`` for a claim step's ``release_after``.
+``release:<step>`` for a claim step's ``release_after``, ``sla:<step>.<sla>.warn`` and
+``sla:<step>.<sla>.breach`` for a service-level clock running in a step.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def join_work(step: str) -> str:
 
 def release_work(step: str) -> str:
     return f"release:{step}"
+
+
+def sla_work(step: str, sla: str, alarm: str) -> str:
+    return f"sla:{step}.{sla}.{alarm}"
 
 
 def automatic_step(name: str) -> str | None:

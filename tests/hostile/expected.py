@@ -97,7 +97,17 @@ EXPECTED = {
     "ReleaseAfterUnreadable": "E064",
     "AssignPolicyWithoutAssignment": "E065",
     "TransitionNamedLikeAnAssignmentMethod": "E066",
+    "ReceiveOfAnUnknownTransition": "E073",
+    "ReceiveOfAQuorumTransition": "E073",
+    "ReceiveOnNoField": "E074",
+    "ReceiveWithAnUnreadableBuffer": "E075",
 }
 
 #: Declarations beside the hostile ones that every check must accept.
-VALID = ("AutomaticStepLeftByATimeout", "CascadedItem", "JoinedItem", "HeldWithAReleaseAfter")
+VALID = (
+    "AutomaticStepLeftByATimeout",
+    "CascadedItem",
+    "JoinedItem",
+    "HeldWithAReleaseAfter",
+    "ReceivingWithABuffer",
+)

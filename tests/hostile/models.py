@@ -12,6 +12,7 @@ from django.db.models import Q
 from django_workflow import (
     Every,
     Join,
+    Receive,
     Retry,
     Route,
     Step,
@@ -789,4 +790,47 @@ class HeldWithAReleaseAfter(WorkflowModel):
         assignment = True
         policies = {"assign": lambda actor, record, name: True}
         start = Step(Transition("finish", to="done"), claim=True, release_after="1bd")
+        done = Step()
+
+
+class ReceiveOfAnUnknownTransition(WorkflowModel):
+    ref = models.CharField(max_length=20, unique=True)
+
+    class Workflow:
+        events = {"hostile.unknown": Receive(key="ref", transition="setle")}
+        start = Step(Transition("settle", to="done"))
+        done = Step()
+
+
+class ReceiveOfAQuorumTransition(WorkflowModel):
+    ref = models.CharField(max_length=20, unique=True)
+
+    class Workflow:
+        events = {"hostile.quorum": Receive(key="ref", transition="settle")}
+        start = Step(Transition("settle", to="done", quorum=2))
+        done = Step()
+
+
+class ReceiveOnNoField(WorkflowModel):
+    class Workflow:
+        events = {"hostile.nofield": Receive(key="reference", transition="settle")}
+        start = Step(Transition("settle", to="done"))
+        done = Step()
+
+
+class ReceiveWithAnUnreadableBuffer(WorkflowModel):
+    ref = models.CharField(max_length=20, unique=True)
+
+    class Workflow:
+        events = {"hostile.buffer": Receive(key="ref", transition="settle", buffer="2bd")}
+        start = Step(Transition("settle", to="done"))
+        done = Step()
+
+
+class ReceivingWithABuffer(WorkflowModel):
+    ref = models.CharField(max_length=20, unique=True)
+
+    class Workflow:
+        events = {"hostile.valid": Receive(key="ref", transition="settle", buffer="6h")}
+        start = Step(Transition("settle", to="done"))
         done = Step()

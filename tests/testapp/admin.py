@@ -10,7 +10,9 @@ from .models import (
     Decision,
     Errand,
     Expense,
+    Inquiry,
     Parcel,
+    Payment,
     Proposal,
     Shipment,
     Sync,
@@ -28,3 +30,5 @@ admin.site.register(Shipment, WorkflowAdmin)
 admin.site.register(Consignment, WorkflowAdmin)
 admin.site.register(Parcel, WorkflowAdmin)
 admin.site.register(Errand, WorkflowAdmin)
+admin.site.register(Inquiry, WorkflowAdmin)
+admin.site.register(Payment, WorkflowAdmin)

@@ -14,8 +14,10 @@ from simple_history.models import HistoricalRecords
 from django_workflow import (
     Every,
     Join,
+    Receive,
     Retry,
     Route,
+    Sla,
     Step,
     Timeout,
     Transition,
@@ -1122,3 +1124,95 @@ class Errand(WorkflowModel):
 
     def __str__(self):
         return self.title or f"Errand {self.pk}"
+
+
+class Inquiry(WorkflowModel):
+    """A customer's question answered within working hours (docs/slas.md): Zagreb's
+    09:00-17:00 on business days, or the zone the record names; a new inquiry nobody took
+    within four business hours is nudged. Resolution has 16 business hours, counted while
+    the inquiry is new, worked on or escalated, paused while it waits on the customer:
+    the lead is warned at 12, and at 16 the inquiry is escalated. A first answer is due
+    within four calendar hours of its arrival. An inquiry worked on for five days without
+    a move is parked, waiting on the customer."""
+
+    zone = models.CharField(max_length=64, blank=True)
+    nudges = models.PositiveIntegerField(default=0)
+    warnings = models.PositiveIntegerField(default=0)
+
+    class Workflow:
+        log = True
+        time_zone = "Europe/Zagreb"
+        time_zone_field = "zone"
+        holidays = [date(2026, 12, 24), date(2026, 12, 25), date(2027, 1, 1)]
+        working_hours = "09:00-17:00"
+        slas = {
+            "resolution": Sla(
+                "16bh",
+                runs_in=["new", "working", "escalated"],
+                warn_at=0.75,
+                on_warn="warn_lead",
+                on_breach="escalate",
+            ),
+            "first_answer": Sla("4h", runs_in=["new"]),
+        }
+
+        new = Step(
+            Transition("take", to="working"),
+            Transition("escalate", to="escalated"),
+            Transition("resolve", to="resolved"),
+            Timeout("nudge", fire_after="4bh", action="nudge"),
+        )
+        working = Step(
+            Transition("ask", to="waiting_on_customer"),
+            Transition("note", to="working"),
+            Transition("escalate", to="escalated"),
+            Transition("resolve", to="resolved"),
+            Timeout("park", fire_after="5d", transition_to="waiting_on_customer"),
+        )
+        waiting_on_customer = Step(
+            Transition("reply", to="working"), Transition("resolve", to="resolved")
+        )
+        escalated = Step(
+            Transition("ask", to="waiting_on_customer"), Transition("resolve", to="resolved")
+        )
+        resolved = Step()
+
+    def nudge(self):
+        self.nudges += 1
+
+    def warn_lead(self):
+        self.warnings += 1
+
+
+class Payment(WorkflowModel):
+    """A payment a provider reports on (docs/events.md): its webhooks authorise and settle
+    it, perhaps before the shop created it, and report its settled amount in order."""
+
+    psp_ref = models.CharField(max_length=40, unique=True)
+    settled_amount = models.IntegerField(null=True, blank=True)
+
+    class Workflow:
+        log = True
+        events = {
+            "psp.authorised": Receive(key="psp_ref", transition="authorise", buffer="1d"),
+            "psp.settled": Receive(key="psp_ref", transition="settle", buffer="1d"),
+            "psp.amount": Receive(key="psp_ref", transition="amend"),
+            "psp.refunded": Receive(key="psp_ref", transition="refund"),
+        }
+
+        pending = Step(
+            Transition("authorise", to="authorised"), Transition("cancel", to="cancelled")
+        )
+        authorised = Step(
+            Transition("settle", to="settled", accept=["settled_amount"], label="Mark settled"),
+            policy=is_staff,
+        )
+        settled = Step(
+            Transition("amend", to="settled", accept=["settled_amount"]),
+            Transition("refund", to="refunded"),
+        )
+        refunded = Step()
+        cancelled = Step()
+
+    def __str__(self):
+        return self.psp_ref

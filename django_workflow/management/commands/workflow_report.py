@@ -132,7 +132,18 @@ def _table(report: Report) -> str:
         f"to {report.until.isoformat()}; h = calendar hours, bh = business hours; "
         "open stays count up to the end."
     )
-    return "\n".join([title, *lines])
+    return "\n".join([title, *lines, *_sla_lines(report)])
+
+
+def _sla_lines(report: Report) -> list[str]:
+    """One line per SLA: the clocks stopped in the window, then the open ones now."""
+    return [
+        f"SLA {sla.name} ({sla.target}): stopped in the window {sla.met + sla.breached} "
+        f"(met {sla.met}, breached {sla.breached}, median consumed "
+        f"{_hours(sla.median_hours)} h); open now {sla.running + sla.paused} "
+        f"(running {sla.running}, paused {sla.paused}, breached {sla.breached_open})"
+        for sla in report.slas
+    ]
 
 
 def _hours(value: float | None) -> str:
