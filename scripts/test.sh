@@ -52,34 +52,63 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 export WORKFLOW_REQUIRE_BROWSER=1
 
-echo "==> starting PostgreSQL and Redis"
-# One trap stops both, whichever of them started.
-trap 'scripts/redis.sh stop || true; scripts/postgres.sh stop' EXIT
+echo "==> starting Redis"
+trap 'scripts/redis.sh stop || true' EXIT
 # Assigned first: `eval "$(…)"` alone would hide a start that failed from `set -e`.
-services=$(scripts/postgres.sh start)
-eval "$services"
 services=$(scripts/redis.sh start)
 eval "$services"
 
-for venv in .venv .venv-py312; do
+# suite VENV DATABASE [PYTEST ARGS]: the suite on one Python/Django pair and one database.
+suite() {
+  local venv=$1 database=$2
+  shift 2
+  echo "==> $($venv/bin/python -c 'import sys, django; print(f"Python {sys.version.split()[0]}, Django {django.__version__}")'), $database"
+  WORKFLOW_TEST_DB=$database "$venv/bin/pytest" -q "$@"
+}
+
+# Django 5.2 LTS on both databases, then workflow models on a second PostgreSQL
+# database, beside SQLite and beside PostgreSQL.
+lts_pair() {
+  suite .venv sqlite "$@" && suite .venv postgres "$@" || return 1
   for database in sqlite postgres; do
-    echo "==> $($venv/bin/python -c 'import sys, django; print(f"Python {sys.version.split()[0]}, Django {django.__version__}")'), $database"
-    WORKFLOW_TEST_DB=$database "$venv/bin/pytest" -q "$@"
+    echo "==> workflow models on a second database, default on $database"
+    WORKFLOW_TEST_DB=$database DJANGO_SETTINGS_MODULE=tests.settings_databases \
+      .venv/bin/pytest -q tests/test_engine_paths.py tests/test_several_databases.py || return 1
   done
-done
+}
 
-# Workflow models on a second PostgreSQL database, beside SQLite and beside PostgreSQL.
-for database in sqlite postgres; do
-  echo "==> workflow models on a second database, default on $database"
-  WORKFLOW_TEST_DB=$database DJANGO_SETTINGS_MODULE=tests.settings_databases \
-    .venv/bin/pytest -q tests/test_engine_paths.py tests/test_several_databases.py
-done
+# Django 6.1 on both databases, then the stop-and-crash tests once more on the Redis
+# broker: it keeps no receipts, so a task killed there is gone and only the workflow's
+# recovery helps; so does the first poll, queued through it at the worker's start.
+newest_pair() {
+  suite .venv-py312 sqlite "$@" && suite .venv-py312 postgres "$@" || return 1
+  for database in sqlite postgres; do
+    echo "==> stops and crashes on the Redis broker, Python 3.12, $database"
+    WORKFLOW_BROKER=redis WORKFLOW_TEST_DB=$database .venv-py312/bin/pytest -q \
+      tests/test_interruptions.py \
+      tests/test_worker.py::test_a_deadline_due_when_the_worker_starts_fires_within_seconds \
+      || return 1
+  done
+}
 
-# django-q2's Redis broker keeps no receipts: a task killed there is gone, so the
-# stop-and-crash tests run again on it, where only the workflow's recovery helps;
-# so does the first poll, queued through it at the worker's start.
-for database in sqlite postgres; do
-  echo "==> stops and crashes on the Redis broker, Python 3.12, $database"
-  WORKFLOW_BROKER=redis WORKFLOW_TEST_DB=$database .venv-py312/bin/pytest -q tests/test_interruptions.py \
-    tests/test_worker.py::test_a_deadline_due_when_the_worker_starts_fires_within_seconds
-done
+# with_postgres COMMAND...: COMMAND beside a PostgreSQL server of its own, stopped after.
+with_postgres() {
+  local services status=0
+  services=$(scripts/postgres.sh start) || return 1
+  eval "$services"
+  "$@" || status=$?
+  scripts/postgres.sh stop
+  return $status
+}
+
+# The two pairs run side by side (most of a worker test is waiting), each with its own
+# PostgreSQL server: the newest pair prints as it goes, the LTS pair's output follows it.
+lts_log=$(mktemp)
+with_postgres lts_pair "$@" >"$lts_log" 2>&1 &
+lts=$!
+status=0
+with_postgres newest_pair "$@" || status=1
+wait $lts || status=1
+cat "$lts_log"
+rm -f "$lts_log"
+exit $status
