@@ -57,8 +57,23 @@ class ModelFigures:
     due_lag_seconds: float
 
 
-def model_figures(model: Any, now: datetime) -> ModelFigures:
-    steps = status.step_statuses(model, now, oldest=False)
+def moving_steps(model: Any) -> list[str]:
+    """The declared steps records leave again: their counts change by the minute."""
+    return [name for name, step in model.workflow.steps.items() if not step.is_terminal]
+
+
+def settled_records(model: Any) -> dict[str, int]:
+    """The records in terminal steps and in steps no longer declared: where records pile
+    up over the years, so counting them reads most of the state index."""
+    return status.records_in(model, moving_steps(model), others=True)
+
+
+def model_figures(model: Any, now: datetime, settled: dict[str, int] | None = None) -> ModelFigures:
+    """The model's gauges at ``now``; ``settled``: its ``settled_records``, if already read."""
+    if settled is None:
+        settled = settled_records(model)
+    records = {**settled, **status.records_in(model, moving_steps(model))}
+    steps = status.step_statuses(model, now, records=records)
     return ModelFigures(
         model=model._meta.label,
         steps=steps,
@@ -77,31 +92,45 @@ def due_lag(model: Any, now: datetime) -> float:
 
 
 class Figures:
-    """The gauges of every workflow model, computed at most once per ``METRICS_CACHE``
-    seconds in this process (on the clock ``timezone.now()`` reads)."""
+    """The gauges of every workflow model, read at most once per ``METRICS_CACHE`` seconds
+    in this process, the records in terminal steps at most once per
+    ``METRICS_TERMINAL_CACHE`` seconds (on the clock ``timezone.now()`` reads)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._taken: tuple[datetime, list[ModelFigures]] | None = None
+        self._settled: tuple[datetime, dict[Any, dict[str, int]]] | None = None
 
     def current(self) -> list[ModelFigures]:
-        now, ttl = timezone.now(), _ttl()
+        now = timezone.now()
+        ttl, settled_ttl = _seconds("METRICS_CACHE"), _seconds("METRICS_TERMINAL_CACHE")
         with self._lock:
-            if self._taken is None or not 0 <= (now - self._taken[0]).total_seconds() < ttl:
-                self._taken = (now, [model_figures(model, now) for model in workflow_models()])
+            if _stale(self._taken, now, ttl):
+                models = workflow_models()
+                if _stale(self._settled, now, settled_ttl):
+                    self._settled = (now, {model: settled_records(model) for model in models})
+                settled = self._settled[1]
+                self._taken = (
+                    now,
+                    [model_figures(model, now, settled.get(model)) for model in models],
+                )
             return self._taken[1]
 
     def clear(self) -> None:
         with self._lock:
-            self._taken = None
+            self._taken = self._settled = None
 
 
-def _ttl() -> float:
-    seconds = workflow_settings.METRICS_CACHE
+def _stale(taken: tuple[datetime, Any] | None, now: datetime, seconds: float) -> bool:
+    return taken is None or not 0 <= (now - taken[0]).total_seconds() < seconds
+
+
+def _seconds(name: str) -> float:
+    seconds = getattr(workflow_settings, name)
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise ImproperlyConfigured(
-            f'DJANGO_WORKFLOW["METRICS_CACHE"] is {seconds!r}: give the seconds the gauges are '
-            "kept between scrapes, a number of 0 or more (0 computes them on every scrape)."
+            f'DJANGO_WORKFLOW["{name}"] is {seconds!r}: give a number of seconds, 0 or more '
+            "(0 reads the figures on every scrape)."
         )
     return seconds
 

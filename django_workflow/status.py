@@ -66,20 +66,22 @@ def halted(model: Any) -> Any:
 
 
 def step_statuses(
-    model: Any, now: datetime | None = None, *, oldest: bool = True
+    model: Any, now: datetime | None = None, *, records: dict[str, int] | None = None
 ) -> list[StepStatus]:
     """Each declared step in declaration order, then any step only the table still has.
 
-    ``oldest=False`` leaves ``oldest_entry`` empty: the counts then come from the state
-    index alone, without reading the rows (what a metrics scrape asks)."""
+    ``records``: the records per step, when the caller counted them (``records_in``);
+    ``oldest_entry`` is then left empty."""
     state = model.workflow.state_attribute
-    entries = {"oldest": Min(STATE_ENTERED_AT)} if oldest else {}
-    counts = {
-        row[state]: row
-        for row in model._base_manager.order_by()
-        .values(state)
-        .annotate(records=Count("*"), **entries)  # COUNT(*): the state index alone
-    }
+    if records is None:
+        counts = {
+            row[state]: row
+            for row in model._base_manager.order_by()
+            .values(state)
+            .annotate(records=Count("pk"), oldest=Min(STATE_ENTERED_AT))
+        }
+    else:
+        counts = {step: {"records": count} for step, count in records.items()}
     late = _per_step(overdue(model, now), state)
     stuck = _per_step(halted(model), state)
     names = [*model.workflow.steps, *sorted(set(counts) - set(model.workflow.steps))]
@@ -94,6 +96,16 @@ def step_statuses(
         )
         for name in names
     ]
+
+
+def records_in(model: Any, steps: list[str], *, others: bool = False) -> dict[str, int]:
+    """The records in each of ``steps`` (``others=True``: in each step not among them),
+    counted from the state index alone."""
+    state = model.workflow.state_attribute
+    chosen = {f"{state}__in": steps}
+    rows = model._base_manager.exclude(**chosen) if others else model._base_manager.filter(**chosen)
+    # COUNT(*), not of the key: the key is not in the state index, which then suffices.
+    return dict(rows.order_by().values_list(state).annotate(records=Count("*")))
 
 
 def _per_step(records: Any, state: str) -> dict[str, int]:

@@ -31,7 +31,11 @@ TOKEN = "scrape-me"
 @pytest.fixture(autouse=True)
 def fresh_figures(settings):
     """Gauges read on every scrape (the cache has its own test), no gauges left over."""
-    settings.DJANGO_WORKFLOW = {"METRICS_CACHE": 0, "METRICS_TOKEN": TOKEN}
+    settings.DJANGO_WORKFLOW = {
+        "METRICS_CACHE": 0,
+        "METRICS_TERMINAL_CACHE": 0,
+        "METRICS_TOKEN": TOKEN,
+    }
     workflow_metrics.figures.clear()
     yield
     workflow_metrics.figures.clear()
@@ -173,10 +177,30 @@ def test_gauges_are_kept_for_metrics_cache_seconds_then_read_again(rf, settings,
     assert series(samples(rf), "workflow_records", model="testapp.Decision", step="pending") == 2
 
 
+def test_records_in_terminal_steps_are_kept_for_metrics_terminal_cache_seconds(
+    rf, settings, time_machine
+):
+    cache = {"METRICS_CACHE": 0, "METRICS_TERMINAL_CACHE": 60}
+    settings.DJANGO_WORKFLOW = {**cache, "METRICS_TOKEN": TOKEN}
+    time_machine.move_to(START, tick=False)
+    Proposal.objects.create()
+    samples(rf)
+    Proposal.objects.create().approve()  # one more in review, then in the terminal step
+    Proposal.objects.create()
+    time_machine.move_to(START + timedelta(seconds=59), tick=False)
+    found = samples(rf)
+    assert series(found, "workflow_records", model="testapp.Proposal", step="review") == 2
+    assert series(found, "workflow_records", model="testapp.Proposal", step="approved") == 0
+    time_machine.move_to(START + timedelta(seconds=60), tick=False)
+    found = samples(rf)
+    assert series(found, "workflow_records", model="testapp.Proposal", step="approved") == 1
+
+
+@pytest.mark.parametrize("name", ["METRICS_CACHE", "METRICS_TERMINAL_CACHE"])
 @pytest.mark.parametrize("value", [-1, "5", None, True])
-def test_a_metrics_cache_that_is_no_number_of_seconds_is_refused(rf, settings, value):
-    settings.DJANGO_WORKFLOW = {"METRICS_CACHE": value, "METRICS_TOKEN": TOKEN}
-    with pytest.raises(ImproperlyConfigured, match="METRICS_CACHE"):
+def test_a_metrics_cache_that_is_no_number_of_seconds_is_refused(rf, settings, name, value):
+    settings.DJANGO_WORKFLOW = {name: value, "METRICS_TOKEN": TOKEN}
+    with pytest.raises(ImproperlyConfigured, match=name):
         scrape(rf)
 
 
