@@ -20,7 +20,7 @@ from django_workflow.registry import workflow_models
 from django_workflow.testing import run_due_work
 from tests.processes import run_once
 from tests.test_admin import OVERVIEW, overview_rows
-from tests.testapp.models import Decision, Job, Proposal, Quiet, Sync
+from tests.testapp.models import Batch, Decision, Job, Proposal, Quiet, Sync
 
 pytestmark = pytest.mark.django_db
 
@@ -267,6 +267,46 @@ def test_fired_deadlines_count_their_attempts_events_and_lateness(rf, committed,
     assert added(f"{late}_sum", model=proposal) == 4 * 90
     assert added(f"{late}_bucket", model=proposal, le="60.0") == 0
     assert added(f"{late}_bucket", model=proposal, le="120.0") == 4
+
+
+def test_an_action_and_a_transition_timeout_count_their_firings_and_lateness(
+    rf, committed, time_machine
+):
+    time_machine.move_to(START, tick=False)
+    Batch.objects.create()
+    Batch.objects.create()
+    before = samples(rf)
+    time_machine.move_to(START + timedelta(days=1, seconds=30), tick=False)  # ping + 30 s
+    with committed():
+        run_due_work()
+    pinged = samples(rf)
+    time_machine.move_to(START + timedelta(days=2, seconds=45), tick=False)  # expire + 45 s
+    with committed():
+        run_due_work()
+    after = samples(rf)
+
+    def added(found, earlier, name, **labels):
+        return series(found, name, **labels) - series(earlier, name, **labels)
+
+    model, late = "testapp.Batch", "workflow_firing_lateness_seconds"
+    ping = {"model": model, "work": "timeout:waiting.ping", "outcome": "succeeded"}
+    assert added(pinged, before, "workflow_work_attempts_total", **ping) == 2
+    assert (
+        transitions(pinged, model, "ping", "timeout")
+        - transitions(before, model, "ping", "timeout")
+        == 2
+    )
+    assert added(pinged, before, f"{late}_sum", model=model) == 2 * 30
+    assert (
+        transitions(after, model, "expire", "timeout")
+        - transitions(pinged, model, "expire", "timeout")
+        == 2
+    )
+    assert added(after, pinged, f"{late}_count", model=model) == 2
+    assert added(after, pinged, f"{late}_sum", model=model) == 2 * 45
+    # a transition timeout runs no action: it is no attempt
+    expire = {"model": model, "work": "timeout:waiting.expire", "outcome": "succeeded"}
+    assert added(after, pinged, "workflow_work_attempts_total", **expire) == 0
 
 
 def test_failed_attempts_count_as_failed_then_halted_or_error_path(
