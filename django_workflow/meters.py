@@ -3,7 +3,9 @@ fired (docs/metrics.md). ``metrics`` exposes them with the gauges.
 
 A low room: the engine calls it, it imports nothing of the package. Each count is
 added once the transaction that wrote it commits, so a rolled-back move counts
-nothing. Without ``prometheus_client`` installed every call does nothing.
+nothing; a count that fails (a missing multiprocess folder) is logged by Django and
+never reaches the caller of the move. Without ``prometheus_client`` installed every
+call does nothing.
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set in the environment before the process starts,
 ``prometheus_client`` keeps these values in files of that folder, one per process,
@@ -12,9 +14,8 @@ and a scrape adds up every process of the host (the worker's included).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -71,25 +72,27 @@ def moved(model: Any, event: Any, db: str, records: int = 1) -> None:
     """``records`` records had ``event`` (a move, or an event in place)."""
     if METERS:
         labels = (model._meta.label, event.name, str(event.trigger))
-        transaction.on_commit(partial(_add, TRANSITIONS, labels, records), using=db)
+        _after_commit(lambda: TRANSITIONS.labels(*labels).inc(records), db)
 
 
 def attempted(model: Any, work: str, outcome: str, db: str) -> None:
     """One attempt of ``work`` ended with ``outcome`` (an ``Outcome``)."""
     if METERS:
         labels = (model._meta.label, work, outcome)
-        transaction.on_commit(partial(_add, ATTEMPTS, labels, 1), using=db)
+        _after_commit(lambda: ATTEMPTS.labels(*labels).inc(), db)
 
 
 def fired(model: Any, due: Iterable[datetime | None], db: str) -> None:
     """Deadlines due at ``due`` fired: each one's lateness is counted at commit."""
     if METERS:
         instants = [at for at in due if at is not None]
-        transaction.on_commit(partial(_late, model._meta.label, instants), using=db)
+        label = model._meta.label
+        _after_commit(lambda: _late(label, instants), db)
 
 
-def _add(counter: Any, labels: tuple[str, ...], amount: int) -> None:
-    counter.labels(*labels).inc(amount)
+def _after_commit(count: Callable[[], None], db: str) -> None:
+    # robust: a count that fails is logged, never raised to the caller of the move
+    transaction.on_commit(count, using=db, robust=True)
 
 
 def _late(model: str, due: list[datetime]) -> None:

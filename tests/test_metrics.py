@@ -9,9 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
+from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
-from django_workflow import StaleRecord
+from django_workflow import StaleRecord, meters
 from django_workflow import metrics as workflow_metrics
 from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine import run_step
@@ -236,6 +237,16 @@ def test_each_committed_event_counts_once_and_a_refused_one_not_at_all(rf, commi
     assert added("testapp.Decision", "approve", "manual") == 1
     assert added("testapp.Decision", "reject", "manual") == 0
     assert added("testapp.Decision", "hold", "manual") == 0
+
+
+def test_a_count_that_fails_never_fails_the_move(committed, monkeypatch, caplog):
+    unfit = Counter("workflow_unfit", "One label where three come.", ["model"], registry=None)
+    monkeypatch.setattr(meters, "TRANSITIONS", unfit, raising=True)
+    decision = Decision.objects.create()
+    with committed():
+        decision.hold()
+    assert Decision.objects.get(pk=decision.pk).state == "held"
+    assert "Incorrect label count" in caplog.text
 
 
 def test_fired_deadlines_count_their_attempts_events_and_lateness(rf, committed, time_machine):
