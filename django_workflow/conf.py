@@ -31,6 +31,12 @@ DEFAULTS: dict[str, Any] = {
     "EVENT_SECRET": None,
     # The largest event webhook body accepted, in bytes.
     "EVENT_MAX_BODY": 65536,
+    # Seconds ``MetricsView`` keeps the gauges it read (0: read them on every scrape).
+    "METRICS_CACHE": 5,
+    # Seconds it keeps the count of records in terminal steps, which grows with the table.
+    "METRICS_TERMINAL_CACHE": 300,
+    # A bearer token that opens ``MetricsView`` to a scraper; staff may open it anyway.
+    "METRICS_TOKEN": None,
 }
 
 

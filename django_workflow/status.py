@@ -65,15 +65,23 @@ def halted(model: Any) -> Any:
     return model._base_manager.filter(condition)
 
 
-def step_statuses(model: Any, now: datetime | None = None) -> list[StepStatus]:
-    """Each declared step in declaration order, then any step only the table still has."""
+def step_statuses(
+    model: Any, now: datetime | None = None, *, records: dict[str, int] | None = None
+) -> list[StepStatus]:
+    """Each declared step in declaration order, then any step only the table still has.
+
+    ``records``: the records per step, when the caller counted them (``records_in``);
+    ``oldest_entry`` is then left empty."""
     state = model.workflow.state_attribute
-    counts = {
-        row[state]: row
-        for row in model._base_manager.order_by()
-        .values(state)
-        .annotate(records=Count("pk"), oldest=Min(STATE_ENTERED_AT))
-    }
+    if records is None:
+        counts = {
+            row[state]: row
+            for row in model._base_manager.order_by()
+            .values(state)
+            .annotate(records=Count("pk"), oldest=Min(STATE_ENTERED_AT))
+        }
+    else:
+        counts = {step: {"records": count} for step, count in records.items()}
     late = _per_step(overdue(model, now), state)
     stuck = _per_step(halted(model), state)
     names = [*model.workflow.steps, *sorted(set(counts) - set(model.workflow.steps))]
@@ -88,6 +96,16 @@ def step_statuses(model: Any, now: datetime | None = None) -> list[StepStatus]:
         )
         for name in names
     ]
+
+
+def records_in(model: Any, steps: list[str], *, others: bool = False) -> dict[str, int]:
+    """The records in each of ``steps`` (``others=True``: in each step not among them),
+    counted from the state index alone."""
+    state = model.workflow.state_attribute
+    chosen = {f"{state}__in": steps}
+    rows = model._base_manager.exclude(**chosen) if others else model._base_manager.filter(**chosen)
+    # COUNT(*), not of the key: the key is not in the state index, which then suffices.
+    return dict(rows.order_by().values_list(state).annotate(records=Count("*")))
 
 
 def _per_step(records: Any, state: str) -> dict[str, int]:

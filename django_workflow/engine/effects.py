@@ -22,7 +22,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import probes, retrying, stopping
+from .. import meters, probes, retrying, stopping
 from ..columns import ON_ENTER
 from ..conf import workflow_settings
 from ..errors import error_summary, error_text
@@ -164,6 +164,7 @@ def _run(model: Any, effect: int, db: str) -> bool:
                 record.save()
             log_event(record, _event(row, Trigger.TIMEOUT))
             row.delete()
+            meters.attempted(model, work.name, meters.Outcome.SUCCEEDED, db)
         return True
     except ACTION_FAILURES as error:
         if record is None:
@@ -228,6 +229,8 @@ def _attempt_failed(
     row.interruptions, row.running_since, row.alive_until = 0, None, None
     row.save(using=db)
     trigger = Trigger.HALTED if halted else Trigger.FAILED
+    outcome = meters.Outcome.HALTED if halted else meters.Outcome.FAILED
+    meters.attempted(model, names.entry_work(row.step), outcome, db)
     log_event(record, _event(row, trigger, error=error, attempt=attempt))
     if work is None:
         logger.warning(

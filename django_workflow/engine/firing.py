@@ -18,7 +18,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import probes, retrying, stopping
+from .. import meters, probes, retrying, stopping
 from ..columns import NEXT_DUE_AT
 from ..events import Event, Trigger
 from ..pacing import turn
@@ -188,11 +188,14 @@ def _move_due(model: Any, work: Work, pks: list[Any], now: datetime, db: str) ->
     with transaction.atomic(using=db):
         claim = model.workflow.queryset(db).filter(pk__in=pks, **{state: work.step})
         locked = claim.select_for_update(skip_locked=True)
-        due = [record.pk for record in locked if _is_due(work, record, now)]
+        instants = {record.pk: due_at(work, record, now) for record in locked}
+        due = [pk for pk, at in instants.items() if at is not None and at <= now]
         if not due:
             return []
         rows = model._base_manager.using(db).filter(pk__in=due)
-        return list(move_many(model, rows, changes, event, db))
+        moved = list(move_many(model, rows, changes, event, db))
+        meters.fired(model, [instants[pk] for pk in moved], db)
+        return moved
 
 
 def _report(model: Any, work: Work, fired: list[Any]) -> None:

@@ -17,7 +17,7 @@ from django.db.models import Model
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
-from .. import due_instants, holders, rearming, statements
+from .. import due_instants, holders, meters, rearming, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -105,6 +105,7 @@ def _write_logged(
         log = log_values(model, record.pk, _entered_before(record, event, changes), db)
     if statements.update_logged(model, record.pk, changes, db, guard, log) == 0:
         raise StaleRecord(record, tuple(guard))
+    meters.moved(model, event, db)
     apply(record, changes)
 
 
@@ -210,6 +211,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
             log_row(model, pk, replace(event, from_state_entered_at=entered[pk]), db) for pk in pks
         ]
         TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
+    meters.moved(model, event, db, len(pks))
     owed_effects.owe(model, step, [(pk, changes[STATE_ENTERED_AT]) for pk in pks], db)
     instances = {}
     if step_changed.has_listeners(model):
@@ -300,6 +302,7 @@ def database(record: Any) -> str:
 
 def log_event(record: Any, event: Event) -> None:
     """Write a log row, when the workflow logs."""
+    meters.moved(type(record), event, database(record))
     if type(record).workflow.log is True:
         if event.from_state and event.from_state_entered_at is None:  # in place: not moved
             event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import due_instants, probes, rearming, retrying, statements
+from .. import due_instants, meters, probes, rearming, retrying, statements
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..errors import (
     TimeLimitExceeded,
@@ -62,6 +62,7 @@ def attempt_failed(
         wait = retrying.backoff(work.retry, attempt)
         retry_at = timezone.now() + wait
         attempts.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
+        meters.attempted(model, work.name, meters.Outcome.FAILED, db)
         postpone(model, record.pk, work, retry_at, db)
         log_event(record, Event(work.step, work.step, name, Trigger.FAILED, None, error, attempt))
         announce_failure(record, work, attempt, error, db, (wait, retry_at))
@@ -69,11 +70,13 @@ def attempt_failed(
     on_error = work.on_error(model.workflow)
     if on_error is None:
         attempts.record_failure(model, record.pk, work, round_key, attempt, None, text, db)
+        meters.attempted(model, work.name, meters.Outcome.HALTED, db)
         postpone(model, record.pk, work, due_instants.HALTED, db)
         log_event(record, Event(work.step, work.step, name, Trigger.HALTED, None, error, attempt))
         announce_failure(record, work, attempt, error, db, None)
         return None
     attempts.forget(model, record.pk, work, db)
+    meters.attempted(model, work.name, meters.Outcome.ERROR_PATH, db)
     guard = {model.workflow.state_attribute: work.step}
     event = Event(work.step, on_error, name, Trigger.ERROR_PATH, None, error, attempt)
     move(record, guard, entry_changes(model.workflow, on_error, timezone.now()), event)
@@ -170,6 +173,8 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
                 work.step, work.step, work.entity, Trigger.TIMEOUT, from_state_entered_at=entered
             )
             _write_fired(record, columns, event, db)
+            meters.attempted(model, work.name, meters.Outcome.SUCCEEDED, db)
+            meters.fired(model, [due], db)
         return True
     except ACTION_FAILURES as error:
         if record is None:
@@ -218,6 +223,7 @@ def _write_fired(record: Any, columns: dict[str, Any] | None, event: Event, db: 
     if model.workflow.log is True and statements.logs_quietly():
         log = log_values(model, record.pk, event, db)
         statements.update_logged(model, record.pk, columns, db, log=log)
+        meters.moved(model, event, db)
     else:
         statements.update_row(model, record.pk, columns, db)
         log_event(record, event)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import router, transaction
 
-from .. import due_instants, rearming
+from .. import due_instants, meters, rearming
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -142,6 +142,7 @@ def records_created(records: list[Any], using: str | None = None) -> None:
     if model.workflow.log is True:
         rows = [log_row(model, r.pk, _initial(r), db) for r in records]
         TransitionLog.objects.using(db).bulk_create(rows)
+    meters.moved(model, _initial(records[0]), db, len(records))
     entries: dict[str, list[Any]] = {}
     for record in records:
         step = getattr(record, model.workflow.state_attribute)

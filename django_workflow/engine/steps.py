@@ -28,7 +28,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import probes, retrying, stopping
+from .. import meters, probes, retrying, stopping
 from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..conf import workflow_settings
@@ -179,6 +179,7 @@ def _run_action(
             )  # fmt: skip
             move_locked(record, {**saved, **entry_changes(workflow, target, timezone.now())}, event)
             statements.delete_attempt(model, str(pk), work.name, db)
+            meters.attempted(model, work.name, meters.Outcome.SUCCEEDED, db)
         return target
     except ACTION_FAILURES as error:
         return _fail_attempt(model, work, pk, entered, attempt, error, db)
