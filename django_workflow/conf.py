@@ -31,6 +31,9 @@ DEFAULTS: dict[str, Any] = {
     "EVENT_SECRET": None,
     # The largest event webhook body accepted, in bytes.
     "EVENT_MAX_BODY": 65536,
+    # Seconds between the worker's looks at buffered events (a whole number of minutes):
+    # each is applied once its record can take it, or expired; None: no sweep.
+    "BUFFER_SWEEP": 300,
 }
 
 
