@@ -40,11 +40,8 @@ def sweep_minutes() -> int | None:
     seconds = workflow_settings.BUFFER_SWEEP
     if seconds is None:
         return None
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-        valid = False
-    else:
-        valid = seconds % 60 == 0
-    if not valid:
+    number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if not number or seconds <= 0 or seconds % 60:
         raise ImproperlyConfigured(
             f'DJANGO_WORKFLOW["BUFFER_SWEEP"] must be a whole number of minutes in seconds '
             f"(60, 300, …) or None to turn the sweep off, not {seconds!r}."
