@@ -364,11 +364,10 @@ def _declared(workflow: Any, name: str) -> list[Any]:
 
 
 def recheck_buffered(models: Any = None) -> Counter[str]:
-    """Every buffered delivery (of ``models``, default: all) looked at again, oldest first,
+    """Every buffered delivery (of ``models``: default all) looked at again, oldest first,
     each in a transaction of its own: applied when its record can take it now (an event
-    delivered while its record was being created, not yet committed, found none),
-    ``expired`` once its buffer ran out. Counts what became of them (``"buffered"``: still
-    waiting)."""
+    delivered while its record was being created found none), ``expired`` once its buffer
+    ran out. Counts what became of them (``"buffered"``: still waiting)."""
     counts: Counter[str] = Counter()
     receiving = {model for model, _ in _receivers().values()}
     for model in receiving if models is None else receiving & set(models):
@@ -381,12 +380,9 @@ def recheck_buffered(models: Any = None) -> Counter[str]:
 
 
 def buffered_rows(model: Any, db: str) -> Any:
-    """The buffered deliveries of ``model``'s events, oldest first (the partial index of
-    buffered rows serves it)."""
-    waiting = EventDelivery.objects.using(db).filter(
-        event__in=list(_buffering(model)), outcome=Outcome.BUFFERED
-    )
-    return waiting.order_by("delivered_at", "pk")
+    """``model``'s buffered deliveries, oldest first (their partial index serves it)."""
+    waiting = EventDelivery.objects.using(db).filter(outcome=Outcome.BUFFERED)
+    return waiting.filter(event__in=list(_buffering(model))).order_by("delivered_at", "pk")
 
 
 def _recheck(model: Any, receive: Receive, delivery: EventDelivery, db: str) -> str:
