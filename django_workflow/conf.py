@@ -37,6 +37,9 @@ DEFAULTS: dict[str, Any] = {
     "METRICS_TERMINAL_CACHE": 300,
     # A bearer token that opens ``MetricsView`` to a scraper; staff may open it anyway.
     "METRICS_TOKEN": None,
+    # Seconds between the worker's looks at buffered events (a whole number of minutes):
+    # each is applied once its record can take it, or expired; None: no sweep.
+    "BUFFER_SWEEP": 300,
 }
 
 

@@ -363,22 +363,26 @@ def _declared(workflow: Any, name: str) -> list[Any]:
     ]
 
 
-def recheck_buffered() -> Counter[str]:
-    """Every buffered delivery looked at again, oldest first, each in a transaction of its
-    own: applied when its record can take it now (an event delivered while its record was
-    being created, not yet committed, found none), ``expired`` once its buffer ran out.
-    Counts what became of them (``"buffered"``: still waiting)."""
+def recheck_buffered(models: Any = None) -> Counter[str]:
+    """Every buffered delivery (of ``models``: default all) looked at again, oldest first,
+    each in a transaction of its own: applied when its record can take it now (an event
+    delivered while its record was being created found none), ``expired`` once its buffer
+    ran out. Counts what became of them (``"buffered"``: still waiting)."""
     counts: Counter[str] = Counter()
-    for model in {model for model, _ in _receivers().values()}:
+    receiving = {model for model, _ in _receivers().values()}
+    for model in receiving if models is None else receiving & set(models):
         events = _buffering(model)
         db = router.db_for_write(model)
-        waiting = EventDelivery.objects.using(db).filter(
-            event__in=list(events), outcome=Outcome.BUFFERED
-        )
-        for delivery in waiting.order_by("delivered_at", "pk"):
+        for delivery in buffered_rows(model, db):
             with transaction.atomic(using=db):
                 counts[_recheck(model, events[delivery.event], delivery, db)] += 1
     return counts
+
+
+def buffered_rows(model: Any, db: str) -> Any:
+    """``model``'s buffered deliveries, oldest first (their partial index serves it)."""
+    waiting = EventDelivery.objects.using(db).filter(outcome=Outcome.BUFFERED)
+    return waiting.filter(event__in=list(_buffering(model))).order_by("delivered_at", "pk")
 
 
 def _recheck(model: Any, receive: Receive, delivery: EventDelivery, db: str) -> str:

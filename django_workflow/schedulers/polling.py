@@ -32,6 +32,8 @@ from ..engine.firing import named, run_due, run_work
 from ..queueing import enqueue_steps
 from ..work import EntryWork, StepWork, Work
 from .base import Scheduler
+from .buffer_sweep import NAME as SWEEP
+from .buffer_sweep import kick_off_sweeps, sweep_schedules
 from .registry import POLLING
 
 logger = logging.getLogger(__name__)
@@ -76,19 +78,19 @@ class PollingScheduler(Scheduler):
         now = timezone.now()
         counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0}
         wanted = {
-            schedule_name(*key): (key, _by_model(group))
-            for key, group in self.groups(works).items()
-        }
-        existing = {s.name: s for s in Schedule.objects.filter(name__startswith=PREFIX)}
-        for name, ((cron, queue), by_model) in wanted.items():
-            values = {
+            schedule_name(cron, queue): {
                 "func": POLL_TASK,
-                "args": repr((by_model,)),
+                "args": repr((_by_model(group),)),
                 "kwargs": repr({"q_options": {"cluster": queue}}),
                 "schedule_type": Schedule.CRON,
                 "cron": cron,
                 "repeats": -1,
             }
+            for (cron, queue), group in self.groups(works).items()
+        }
+        wanted.update(sweep_schedules(_sweep_name))  # the buffered events' sweeps, kept alike
+        existing = {s.name: s for s in Schedule.objects.filter(name__startswith=PREFIX)}
+        for name, values in wanted.items():
             schedule = existing.pop(name, None)
             if schedule is None:
                 Schedule.objects.create(name=name, next_run=now, **values)
@@ -122,6 +124,7 @@ class PollingScheduler(Scheduler):
                 if queue in queues:  # the others are polled at their own workers' start
                     options = {"cluster": queue, "group": schedule_name(cron, queue)}
                     async_task(POLL_TASK, _by_model(group), q_options=options)
+            kick_off_sweeps(_sweep_name, queues)
         except Exception as error:  # a broker down now is down for every group
             logger.warning(
                 "the first polls could not be queued (%s); the Schedules poll within about 30 s",
@@ -134,6 +137,10 @@ def _by_model(works: list[Work]) -> dict[str, list[str]]:
     for work in works:
         by_model.setdefault(work.model_label, []).append(work.name)
     return by_model
+
+
+def _sweep_name(queue: str) -> str:
+    return schedule_name(SWEEP, queue)
 
 
 def schedule_name(cron: str, queue: str) -> str:

@@ -1216,3 +1216,54 @@ class Payment(WorkflowModel):
 
     def __str__(self):
         return self.psp_ref
+
+
+class Tracking(WorkflowModel):
+    """A consignment a carrier tracks on (docs/events.md, "Replays"): each status report is
+    numbered (``seq``) and comes repeated and out of order; the newest one applied holds."""
+
+    tracking_ref = models.CharField(max_length=40, unique=True)
+    status = models.CharField(max_length=40, blank=True)
+
+    class Workflow:
+        log = True
+        events = {"carrier.status": Receive(key="tracking_ref", transition="report")}
+
+        travelling = Step(
+            Transition("report", to="travelling", accept=["status"]),
+            Transition("arrive", to="arrived"),
+        )
+        arrived = Step()
+
+
+class Package(WorkflowModel):
+    """A package the worker packs (an automatic step that notes each start in a file and
+    sleeps) while the carrier's scans wait in the buffer: entering ``ready`` lets in the
+    buffered ``collected`` scan, whose move to ``collected`` lets in ``delivered``."""
+
+    ref = models.CharField(max_length=40, unique=True)
+    trace = models.CharField(max_length=500)
+    sleep_seconds = models.FloatField(default=0)
+
+    class Workflow:
+        log = True
+        events = {
+            "carrier.collected": Receive(key="ref", transition="collect", buffer="1d"),
+            "carrier.delivered": Receive(key="ref", transition="deliver", buffer="1d"),
+        }
+
+        packing = Step(action="pack", on_success="ready", time_limit="60s")
+        ready = Step(Transition("collect", to="collected", action="note_collection"))
+        collected = Step(Transition("deliver", to="delivered"))
+        delivered = Step()
+
+    def pack(self):
+        with open(self.trace, "a") as trace:
+            trace.write(f"pack {self.pk}\n")
+        time.sleep(self.sleep_seconds)
+
+    def note_collection(self):
+        """Sleeps too, so a worker killed mid-work may be applying a buffered scan."""
+        with open(self.trace, "a") as trace:
+            trace.write(f"collect {self.pk}\n")
+        time.sleep(self.sleep_seconds)
