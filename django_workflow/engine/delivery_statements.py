@@ -4,8 +4,9 @@ A delivery is a handful of statements, each a round trip, and Django compiling a
 queryset again on every call cost more than the database's work. Here: the delivery
 row's ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (the unique ``(event, event_id)``
 decides a duplicate without an error, so without a savepoint to undo one), the record
-holding a key (locked or not), the buffered deliveries waiting for one record, and the
-outcome's ``UPDATE``. Delivery rows are written without ``save()``: no save signals.
+holding a key (locked or not), the highest applied ``seq``, the buffered deliveries
+waiting for one record, and the outcome's ``UPDATE``. Delivery rows are written
+without ``save()``: no save signals.
 """
 
 from __future__ import annotations
@@ -68,6 +69,23 @@ def settle(row: EventDelivery, db: str) -> None:
     applied_at = meta.get_field("applied_at").get_db_prep_save(row.applied_at, connection)
     with connection.cursor() as cursor:
         cursor.execute(_sql[("settle", db)], [row.outcome, row.object_id, applied_at, row.pk])
+
+
+def highest_seq(content_type_id: int, object_id: str, event: str, db: str) -> int | None:
+    """The highest ``seq`` among the applied deliveries of ``event`` for a record."""
+    connection = connections[db]
+    if ("seq", db) not in _sql:
+        quote = connection.ops.quote_name
+        _sql[("seq", db)] = (
+            f"SELECT MAX({quote('seq')}) FROM {quote(EventDelivery._meta.db_table)} "
+            f"WHERE {quote('content_type_id')} = %s AND {quote('object_id')} = %s "
+            f"AND {quote('event')} = %s AND {quote('outcome')} = %s"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _sql[("seq", db)], [content_type_id, object_id, event, Outcome.APPLIED.value]
+        )
+        return cursor.fetchone()[0]
 
 
 def holding(model: Any, key_field: str, value: Any, db: str, lock: bool) -> Any:

@@ -34,7 +34,6 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import router, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from ..declaration import Receive
@@ -214,13 +213,7 @@ def _stale(record: Any, row: EventDelivery, db: str) -> bool:
     ``record``."""
     if row.seq is None:
         return False
-    applied = EventDelivery.objects.using(db).filter(
-        content_type=row.content_type_id,
-        object_id=str(record.pk),
-        event=row.event,
-        outcome=Outcome.APPLIED,
-    )
-    highest = applied.aggregate(highest=Max("seq"))["highest"]
+    highest = statements.highest_seq(row.content_type_id, str(record.pk), row.event, db)
     return highest is not None and row.seq <= highest
 
 
