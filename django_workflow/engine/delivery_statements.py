@@ -22,21 +22,43 @@ from ..models import EventDelivery
 _sql: dict[tuple[Any, ...], Any] = {}
 
 
-def insert(row: EventDelivery, db: str) -> bool:
-    """Insert ``row`` unless a delivery of its ``(event, event_id)`` that is no duplicate
-    is stored; ``False`` then. On PostgreSQL an insert racing an uncommitted one of the
-    same id waits for its end (and goes on if that rolled back)."""
+def insert_first(row: EventDelivery, db: str) -> bool:
+    """Insert ``row`` as the first delivery of its ``(event, event_id)``, or, when one
+    that is no duplicate is stored, as a ``duplicate``: ``False`` then. On PostgreSQL
+    one statement (the duplicate's ``INSERT`` in a ``WITH``), and an insert racing an
+    uncommitted one of the same id waits for its end (and goes on if that rolled back)."""
     connection = connections[db]
-    fields = _insert_fields()
-    params = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(db), params)
-        inserted = cursor.fetchone()
-    if inserted is None:
+    params = _insert_params(row, connection)
+    if connection.vendor != "postgresql":
+        if _inserted(row, _insert_sql(db), params, db):
+            return True
+        row.outcome = Outcome.DUPLICATE  # outside the unique constraint: always inserted
+        _inserted(row, _insert_sql(db), _insert_params(row, connection), db)
         return False
-    row.pk = inserted[0]
+    row.outcome = Outcome.DUPLICATE
+    again = _insert_params(row, connection)
+    first = _inserted(row, _first_or_again_sql(db), [*params, *again], db)
+    if first:
+        row.outcome = Outcome.UNMATCHED
+    return first
+
+
+def _inserted(row: EventDelivery, sql: str, params: list[Any], db: str) -> bool:
+    """Run an ``INSERT`` of ``row``; whether it stored a first delivery (a row whose
+    second column, when there is one, is false)."""
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        stored = cursor.fetchone()
+    if stored is None:
+        return False
+    row.pk = stored[0]
     row._state.adding, row._state.db = False, db
-    return True
+    return len(stored) == 1 or not stored[1]
+
+
+def _insert_params(row: EventDelivery, connection: Any) -> list[Any]:
+    fields = _insert_fields()
+    return [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
 
 
 @cache
@@ -52,6 +74,22 @@ def _insert_sql(db: str) -> str:
     return (
         f"INSERT INTO {quote(EventDelivery._meta.db_table)} ({columns}) VALUES ({marks}) "
         f"ON CONFLICT DO NOTHING RETURNING {quote(EventDelivery._meta.pk.column)}"
+    )
+
+
+@cache
+def _first_or_again_sql(db: str) -> str:
+    """The first delivery's ``INSERT``, and the duplicate's when it inserted nothing:
+    ``(pk, whether a duplicate)``."""
+    quote = connections[db].ops.quote_name
+    pk = quote(EventDelivery._meta.pk.column)
+    columns = ", ".join(quote(field.column) for field in _insert_fields())
+    marks = ", ".join(["%s"] * len(_insert_fields()))
+    return (
+        f"WITH first AS ({_insert_sql(db)}), again AS (INSERT INTO "
+        f"{quote(EventDelivery._meta.db_table)} ({columns}) SELECT {marks} "
+        f"WHERE NOT EXISTS (SELECT 1 FROM first) RETURNING {pk}) "
+        f"SELECT {pk}, FALSE FROM first UNION ALL SELECT {pk}, TRUE FROM again"
     )
 
 

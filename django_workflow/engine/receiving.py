@@ -124,8 +124,8 @@ def _row(
 def _delivered(model: Any, receive: Receive, row: EventDelivery, db: str) -> Delivery:
     """Store and correlate ``row`` in the caller's transaction."""
     value = model._meta.get_field(receive.key).to_python(row.key)
-    if not statements.insert(row, db):
-        return _duplicate(model, receive, value, row, db)
+    if not statements.insert_first(row, db):  # stored as a duplicate
+        return Delivery(Outcome.DUPLICATE, _holding(model, receive, value, db), row)
     record = _holding(model, receive, value, db, lock=True)
     outcome = _correlate(record, receive, row, db)
     if record is not None:
@@ -133,13 +133,6 @@ def _delivered(model: Any, receive: Receive, row: EventDelivery, db: str) -> Del
     row.outcome = outcome
     statements.settle(row, db)
     return Delivery(outcome, record, row)
-
-
-def _duplicate(model: Any, receive: Receive, value: Any, row: EventDelivery, db: str) -> Delivery:
-    """Store a delivery whose ``(event, event_id)`` came before, as a ``duplicate``."""
-    row.outcome = Outcome.DUPLICATE
-    statements.insert(row, db)  # a duplicate is outside the unique constraint
-    return Delivery(Outcome.DUPLICATE, _holding(model, receive, value, db), row)
 
 
 def receiver(event: Any) -> tuple[Any, Receive]:
