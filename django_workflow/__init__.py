@@ -58,6 +58,7 @@ __all__ = [
     "WorkflowModel",
     "WorkflowPermissionDenied",
     "deliver",
+    "deliver_many",
     "run_work",
 ]
 
@@ -68,7 +69,7 @@ def __getattr__(name: str) -> Any:
         from .workflow_model import WorkflowModel
 
         return WorkflowModel
-    if name in ("deliver", "Delivery"):
+    if name in ("deliver", "deliver_many", "Delivery"):
         from .engine import receiving
 
         return getattr(receiving, name)

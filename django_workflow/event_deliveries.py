@@ -17,8 +17,8 @@ class EventDelivery(models.Model):
 
     Idempotency lives in the database: the first delivery of an ``(event, event_id)``
     inserts its row before anything else, and the unique constraint makes a second one,
-    from any connection and even at the same instant, fail there (it waits for the
-    first's commit on PostgreSQL); that one is stored as a ``duplicate`` row.
+    from any connection and even at the same instant, insert nothing there (it waits for
+    the first's commit on PostgreSQL); that one is stored as a ``duplicate`` row.
     """
 
     Outcome = Outcome

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import log_values
+from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..conditions import unmet_reason
 from ..declaration import Route, Transition
@@ -24,7 +25,7 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..policies import allowed
 from . import cascades, claims, votes
-from .moves import collecting, database, entry_changes, move, saved_by
+from .moves import collecting, database, entry_changes, move, move_locked, saved_by
 from .routes import choose_route, fields_read, route_holds, with_values
 
 
@@ -119,6 +120,25 @@ def take_transition(
     if votes.quorum(decision.transition) is not None:  # a vote: the one reaching it moves
         return votes.cast(record, decision, event, partial(take, event))
     return take(event)
+
+
+def take_locked(
+    record: Any, name: str, accepted: dict[str, Any], data: Any, trigger: Trigger
+) -> Any:
+    """``take_transition`` without an actor or policy, for a record the caller's
+    transaction holds locked as read: a refusal raises before anything is written. A
+    plain transition (no action, cascade or quorum) is ``move_locked``'s one statement;
+    any other runs in a savepoint, so that a refusal undoes its own writes."""
+    data = log_values.check_data(data)
+    decision = decide(record, name, None, accepted, authorize=False)
+    transition = decision.transition
+    if transition.action is not None or transition.cascade or votes.quorum(transition) is not None:
+        with transaction.atomic(using=database(record)):
+            return take_transition(record, name, accepted, None, False, "", data, trigger)
+    changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
+    entered = getattr(record, STATE_ENTERED_AT)
+    event = Event(decision.step, decision.target, name, trigger, data=data)
+    return move_locked(record, changes, replace(event, from_state_entered_at=entered))
 
 
 def _with_cascade(record: Any, decision: Decision, take: Any) -> Any:

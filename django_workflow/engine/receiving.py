@@ -3,12 +3,12 @@
 
 ``deliver`` stores every delivery (``EventDelivery``). Its row is inserted first, in the
 delivery's transaction: the unique constraint on ``(event, event_id)`` makes a second
-delivery of the same event fail there — on PostgreSQL it waits for the first's commit —
-so processes racing with one event agree without asking each other; the loser stores a
-``duplicate`` row. Then the record is locked (``select_for_update``) before it is read,
-so deliveries for one record, and a delivery beside the record's own move, take turns:
-a buffered event is either seen by the move that makes the record able to take it, or
-finds the record already moved.
+delivery of the same event insert nothing there (``ON CONFLICT DO NOTHING``; on
+PostgreSQL it waits for the first's commit) so processes racing with one event agree
+without asking each other; the loser stores a ``duplicate`` row. Then the record is
+locked (``SELECT … FOR UPDATE``) before it is read, so deliveries for one record, and a
+delivery beside the record's own move, take turns: a buffered event is either seen by
+the move that makes the record able to take it, or finds the record already moved.
 
 An applied event is the transition called with actor ``None``, policies not asked, the
 accepted values taken from ``data``, logged with trigger ``event`` and ``data`` naming the
@@ -16,12 +16,16 @@ event and its id. A buffered event is applied when its record is created or ente
 step offering the transition (``after_moves``, registered in ``moves.AFTER_MOVES``), in
 that transaction, oldest first, unless its buffer ran out (``expired``).
 
-This room owns the delivery rows; ``manual.take_transition`` moves the record.
+``deliver_many`` delivers a batch in one transaction, each event as ``deliver`` would.
+This room owns the delivery rows (their statements: ``delivery_statements``);
+``manual.take_locked`` moves the record.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -29,8 +33,7 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, router, transaction
-from django.db.models import Max
+from django.db import router, transaction
 from django.utils import timezone
 
 from ..declaration import Receive
@@ -39,8 +42,9 @@ from ..errors import InvalidDelivery, TransitionNotAllowed, WorkflowError
 from ..events import Outcome, Trigger
 from ..models import EventDelivery
 from ..registry import workflow_models
+from . import delivery_statements as statements
 from . import moves
-from .manual import take_transition
+from .manual import take_locked
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,53 @@ def deliver(
     field holds ``key``; ``data`` gives the transition's accepted values, ``seq`` the
     sender's order. Raises ``InvalidDelivery`` (storing nothing) when it cannot be read."""
     model, receive = receiver(event)
+    row = _row(model, receive, event, key, id, data, seq)
+    db = router.db_for_write(model)
+    with transaction.atomic(using=db):
+        return _delivered(model, receive, row, db)
+
+
+def deliver_many(events: Iterable[Mapping[str, Any]]) -> list[Delivery]:
+    """Deliver ``events`` in order, in one transaction: each a mapping as the webhook takes
+    it (``event``, ``key``, ``id``, perhaps ``data`` and ``seq``). Returns their
+    ``Delivery``s in order. Every event is read before anything is stored: one that cannot
+    be read raises ``InvalidDelivery`` naming its position, and none is delivered."""
+    from ..views import deliver_one  # the webhook's reading of an event
+
+    planned = []
+    for index, event in enumerate(events):
+        try:
+            planned.append(deliver_one(event, _planned))
+        except InvalidDelivery as problem:
+            raise InvalidDelivery(f"Event {index} of the batch: {problem}") from None
+    with ExitStack() as transactions:
+        for db in dict.fromkeys(db for *_, db in planned):
+            transactions.enter_context(transaction.atomic(using=db))
+        return [_delivered(*plan) for plan in planned]
+
+
+def _planned(
+    event: Any, key: Any, *, id: Any, data: Any = None, seq: Any = None
+) -> tuple[Any, Receive, EventDelivery, str]:
+    """What ``deliver`` would store and where, before anything is."""
+    model, receive = receiver(event)
+    return (
+        model,
+        receive,
+        _row(model, receive, event, key, id, data, seq),
+        router.db_for_write(model),
+    )
+
+
+def _row(
+    model: Any, receive: Receive, event: str, key: Any, id: Any, data: Any, seq: Any
+) -> EventDelivery:
+    """The delivery's row, unsaved, once it is known to be readable."""
     _check(id, data, seq)
     value = _key_value(model, receive, key)
     _readable(model, receive, data)
     db = router.db_for_write(model)
-    row = EventDelivery(
+    return EventDelivery(
         event=event,
         event_id=str(id),
         key=str(value),
@@ -73,32 +119,20 @@ def deliver(
         outcome=Outcome.UNMATCHED,
         content_type=ContentType.objects.db_manager(db).get_for_model(model),
     )
-    inserted = False
-    try:
-        with transaction.atomic(using=db):
-            # The first statement: when it fails, the transaction has done nothing else
-            # to undo, so it needs no savepoint of its own.
-            row.save(using=db, force_insert=True)
-            inserted = True
-            record = _holding(model, receive, value, db, lock=True)
-            outcome = _correlate(record, receive, row, db)
-            if record is not None:
-                row.object_id = str(record.pk)
-            row.outcome = outcome
-            row.save(using=db, update_fields=["outcome", "object_id", "applied_at"])
-    except IntegrityError:
-        if inserted:  # not the delivery's own row: the transition's writes
-            raise
-        return _duplicate(model, receive, value, row, db)
+
+
+def _delivered(model: Any, receive: Receive, row: EventDelivery, db: str) -> Delivery:
+    """Store and correlate ``row`` in the caller's transaction."""
+    value = model._meta.get_field(receive.key).to_python(row.key)
+    if not statements.insert_first(row, db):  # stored as a duplicate
+        return Delivery(Outcome.DUPLICATE, _holding(model, receive, value, db), row)
+    record = _holding(model, receive, value, db, lock=True)
+    outcome = _correlate(record, receive, row, db)
+    if record is not None:
+        row.object_id = str(record.pk)
+    row.outcome = outcome
+    statements.settle(row, db)
     return Delivery(outcome, record, row)
-
-
-def _duplicate(model: Any, receive: Receive, value: Any, row: EventDelivery, db: str) -> Delivery:
-    """Store a delivery whose ``(event, event_id)`` came before, as a ``duplicate``."""
-    row.pk = None
-    row.outcome = Outcome.DUPLICATE
-    row.save(using=db, force_insert=True)
-    return Delivery(Outcome.DUPLICATE, _holding(model, receive, value, db), row)
 
 
 def receiver(event: Any) -> tuple[Any, Receive]:
@@ -151,8 +185,7 @@ def _key_value(model: Any, receive: Receive, key: Any) -> Any:
 
 
 def _holding(model: Any, receive: Receive, value: Any, db: str, lock: bool = False) -> Any:
-    rows = model._base_manager.using(db).filter(**{receive.key: value}).order_by("pk")
-    return (rows.select_for_update() if lock else rows).first()
+    return statements.holding(model, receive.key, value, db, lock)
 
 
 def _correlate(record: Any, receive: Receive, row: EventDelivery, db: str) -> Outcome:
@@ -173,22 +206,15 @@ def _stale(record: Any, row: EventDelivery, db: str) -> bool:
     ``record``."""
     if row.seq is None:
         return False
-    applied = EventDelivery.objects.using(db).filter(
-        content_type=row.content_type_id,
-        object_id=str(record.pk),
-        event=row.event,
-        outcome=Outcome.APPLIED,
-    )
-    highest = applied.aggregate(highest=Max("seq"))["highest"]
+    highest = statements.highest_seq(row.content_type_id, str(record.pk), row.event, db)
     return highest is not None and row.seq <= highest
 
 
 def _applied(record: Any, receive: Receive, row: EventDelivery, db: str) -> bool:
     """Call the transition on ``record`` if its step offers it (and its ``when`` and
-    routes let it); a refusal undoes only the attempt."""
+    routes let it); a refusal writes nothing (``take_locked``)."""
     try:
-        with transaction.atomic(using=db):
-            _call(record, receive, row)
+        _call(record, receive, row)
     except InvalidDelivery:
         raise
     except WorkflowError:
@@ -199,7 +225,7 @@ def _applied(record: Any, receive: Receive, row: EventDelivery, db: str) -> bool
 
 def _call(record: Any, receive: Receive, row: EventDelivery) -> None:
     """The transition, as trigger ``event``: no actor, no policy, ``data``'s accepted
-    values, the log row's ``data`` naming the event."""
+    values, the log row's ``data`` naming the event. ``record`` is locked, as read."""
     workflow = type(record).workflow
     step = getattr(record, workflow.state_attribute)
     declared = workflow.transition(step, receive.transition)
@@ -207,7 +233,7 @@ def _call(record: Any, receive: Receive, row: EventDelivery) -> None:
         raise TransitionNotAllowed(record, receive.transition, step)
     accepted = _accepted(type(record), declared.accept, row.data or {})
     log_data = {"event": row.event, "id": row.event_id}
-    take_transition(record, receive.transition, accepted, None, False, "", log_data, Trigger.EVENT)
+    take_locked(record, receive.transition, accepted, log_data, Trigger.EVENT)
 
 
 def _accepted(model: Any, accept: Any, data: dict[str, Any]) -> dict[str, Any]:
@@ -279,6 +305,12 @@ def _buffered(
     found: dict[Any, list[tuple[EventDelivery, Receive]]] = {}
     for key_field in {receive.key for receive in events.values()}:
         names = [name for name, receive in events.items() if receive.key == key_field]
+        if len(pks) == 1:  # one move's: one statement, when the key can be compared so
+            waiting = statements.buffered_for(model, pks[0], key_field, names, db)
+            if waiting is not None:
+                for delivery in waiting:
+                    found.setdefault(pks[0], []).append((delivery, events[delivery.event]))
+                continue
         rows = model._base_manager.using(db).filter(pk__in=pks)
         pk_of = {str(value): pk for pk, value in rows.values_list("pk", key_field)}
         waiting = EventDelivery.objects.using(db).filter(

@@ -1198,6 +1198,8 @@ class Payment(WorkflowModel):
             "psp.settled": Receive(key="psp_ref", transition="settle", buffer="1d"),
             "psp.amount": Receive(key="psp_ref", transition="amend"),
             "psp.refunded": Receive(key="psp_ref", transition="refund"),
+            # keyed by an integer field (docs/events.md: a key any field can hold)
+            "psp.captured": Receive(key="id", transition="settle", buffer="1d"),
         }
 
         pending = Step(

@@ -1,0 +1,166 @@
+"""Events delivered in batches (``deliver_many``, docs/events.md): in order, in one
+transaction, each as ``deliver`` would; and the statements a delivery is made of."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.db.models.signals import pre_save
+from django.test.utils import CaptureQueriesContext
+
+from django_workflow import InvalidDelivery, deliver, deliver_many
+from django_workflow.models import EventDelivery, TransitionLog
+from tests.races import race
+from tests.testapp.models import Payment
+
+pytestmark = pytest.mark.django_db
+
+
+def fresh(payment):
+    return Payment.objects.get(pk=payment.pk)
+
+
+def event(name, key, id, **more):
+    return {"event": name, "key": key, "id": id, **more}
+
+
+def test_a_batch_is_delivered_in_order_each_event_as_deliver_would():
+    payment = Payment.objects.create(psp_ref="pay_1")
+    Payment.objects.create(psp_ref="pay_2")
+
+    deliveries = deliver_many(
+        [
+            event("psp.settled", "pay_1", "s1", data={"settled_amount": 1200}),
+            event("psp.authorised", "pay_1", "a1"),
+            event("psp.authorised", "pay_1", "a1"),
+            event("psp.authorised", "pay_9", "a9"),
+            event("psp.refunded", "pay_2", "r2"),
+        ]
+    )
+
+    # The settlement came early: buffered, then let in by the authorisation after it.
+    outcomes = [str(delivery.outcome) for delivery in deliveries]
+    assert outcomes == ["buffered", "applied", "duplicate", "buffered", "ignored"]
+    assert deliveries[1].record.pk == payment.pk and deliveries[3].record is None
+    stored = fresh(payment)
+    assert stored.state == "settled" and stored.settled_amount == 1200
+    rows = EventDelivery.objects.order_by("pk").values_list("event_id", "outcome")
+    assert list(rows) == [
+        ("s1", "applied"),
+        ("a1", "applied"),
+        ("a1", "duplicate"),
+        ("a9", "buffered"),
+        ("r2", "ignored"),
+    ]
+    assert [d.row.pk for d in deliveries] == list(
+        EventDelivery.objects.order_by("pk").values_list("pk", flat=True)
+    )
+
+
+def test_a_batch_is_one_transaction_an_error_undoes_all_of_it():
+    first = Payment.objects.create(psp_ref="pay_1")
+    second = Payment.objects.create(psp_ref="pay_2")
+
+    def refuse(sender, instance, **kwargs):
+        if instance.psp_ref == "pay_2":
+            raise RuntimeError("the project's own refusal")
+
+    pre_save.connect(refuse, sender=Payment)
+    try:
+        with pytest.raises(RuntimeError, match="own refusal"):
+            deliver_many(
+                [event("psp.authorised", "pay_1", "a1"), event("psp.authorised", "pay_2", "a2")]
+            )
+    finally:
+        pre_save.disconnect(refuse, sender=Payment)
+
+    assert fresh(first).state == "pending" and fresh(second).state == "pending"
+    assert not EventDelivery.objects.exists()
+    assert not TransitionLog.objects.filter(triggered_by="event").exists()
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ({"event": "psp.nothing", "key": "pay_1", "id": "x"}, "No workflow receives"),
+        ({"event": "psp.authorised", "key": "pay_1"}, "missing: ['id']"),
+        ("psp.authorised", "is a JSON object"),
+        ({"event": "psp.authorised", "key": "pay_1", "id": "x", "seq": "7"}, "seq"),
+    ],
+)
+def test_a_batch_with_an_unreadable_event_names_it_and_stores_nothing(bad, says):
+    Payment.objects.create(psp_ref="pay_1")
+
+    with pytest.raises(InvalidDelivery, match=rf"Event 1 of the batch: .*{re.escape(says)}"):
+        deliver_many([event("psp.authorised", "pay_1", "a1"), bad])
+
+    assert not EventDelivery.objects.exists()
+    assert Payment.objects.get().state == "pending"
+
+
+def test_an_empty_batch_delivers_nothing():
+    assert deliver_many([]) == []
+
+
+def test_an_event_keyed_by_an_integer_field_is_buffered_and_let_in_by_the_move():
+    payment = Payment.objects.create(psp_ref="pay_1")
+
+    early = deliver("psp.captured", payment.pk, id="c1", data={"settled_amount": 7})
+    payment.authorise()
+
+    assert early.outcome == "buffered"
+    assert payment.state == "settled" and fresh(payment).settled_amount == 7
+    assert EventDelivery.objects.get(event_id="c1").outcome == "applied"
+
+
+def statements(seen):
+    return [query["sql"].split()[0] for query in seen.captured_queries]
+
+
+def test_an_applied_delivery_is_a_few_statements_and_no_savepoint_of_its_own():
+    Payment.objects.create(psp_ref="pay_1")
+    deliver("psp.authorised", "pay_1", id="warm")  # the compiled statements, once
+    Payment.objects.create(psp_ref="pay_2")
+
+    with CaptureQueriesContext(connection) as seen:
+        deliver("psp.authorised", "pay_2", id="a2")
+
+    # In the test's transaction, the delivery's own is a savepoint (BEGIN and COMMIT
+    # otherwise). Inside: the row, the record locked, the move with its log row (one
+    # statement on PostgreSQL), the buffered events its new step lets in (one statement
+    # per key field: "settle" is received by psp_ref and by id), the outcome.
+    move = ["WITH"] if connection.vendor == "postgresql" else ["INSERT", "UPDATE"]
+    stored = ["WITH"] if connection.vendor == "postgresql" else ["INSERT"]
+    expected = ["SAVEPOINT", *stored, "SELECT", *move, "SELECT", "SELECT", "UPDATE", "RELEASE"]
+    assert statements(seen) == expected
+
+
+def test_a_duplicate_is_its_insert_the_duplicate_row_and_the_record_read():
+    Payment.objects.create(psp_ref="pay_1")
+    deliver("psp.authorised", "pay_1", id="a1")
+
+    with CaptureQueriesContext(connection) as seen:
+        assert deliver("psp.authorised", "pay_1", id="a1").outcome == "duplicate"
+
+    # On PostgreSQL the duplicate's row is inserted in the same statement (a WITH).
+    stored = ["WITH"] if connection.vendor == "postgresql" else ["INSERT", "INSERT"]
+    assert statements(seen) == ["SAVEPOINT", *stored, "SELECT", "RELEASE"]
+    rows = EventDelivery.objects.order_by("pk").values_list("event_id", "outcome")
+    assert list(rows) == [("a1", "applied"), ("a1", "duplicate")]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row-level concurrency")
+def test_one_batch_replayed_by_two_processes_at_once_applies_each_event_once():
+    for number in range(20):
+        Payment.objects.create(psp_ref=f"pay_{number}")
+    batch = [event("psp.authorised", f"pay_{n}", f"a{n}") for n in range(20)]
+
+    first = Payment.objects.get(psp_ref="pay_0")
+    done = race(Payment, first.pk, [lambda record: deliver_many(batch)] * 2, refusals=())
+
+    assert done == ["done", "done"]
+    outcomes = list(EventDelivery.objects.values_list("outcome", flat=True))
+    assert sorted(outcomes) == ["applied"] * 20 + ["duplicate"] * 20
+    assert TransitionLog.objects.filter(triggered_by="event").count() == 20
+    assert set(Payment.objects.values_list("state", flat=True)) == {"authorised"}
