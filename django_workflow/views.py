@@ -24,9 +24,9 @@ from django.views.decorators.csrf import csrf_exempt
 
 from .conf import workflow_settings
 from .errors import InvalidDelivery
+from .event_reading import deliver_one
 
 SIGNATURE_HEADER = "X-Workflow-Signature"
-FIELDS = ("event", "key", "id", "data", "seq")
 
 
 def signature(body: bytes, secret: str) -> str:
@@ -70,23 +70,6 @@ def _delivered(body: bytes) -> Any:
     except (UnicodeDecodeError, ValueError):
         raise InvalidDelivery("The body is not JSON.") from None
     return deliver_one(event, deliver)
-
-
-def deliver_one(event: Any, deliver: Any) -> Any:
-    """``deliver`` one event read from JSON: an object with ``event``, ``key`` and ``id``,
-    and perhaps ``data`` and ``seq``; ``InvalidDelivery`` for anything else."""
-    if not isinstance(event, dict):
-        raise InvalidDelivery("An event is a JSON object.")
-    missing = [name for name in ("event", "key", "id") if name not in event]
-    unknown = sorted(set(event) - set(FIELDS))
-    if missing or unknown:
-        raise InvalidDelivery(
-            f"An event has the members {', '.join(FIELDS)} (data and seq optional); "
-            f"missing: {missing or 'none'}, unknown: {unknown or 'none'}."
-        )
-    return deliver(
-        event["event"], event["key"], id=event["id"], data=event.get("data"), seq=event.get("seq")
-    )
 
 
 def _refused(status: int, reason: str) -> JsonResponse:

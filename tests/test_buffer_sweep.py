@@ -12,7 +12,7 @@ from django.test import override_settings
 from django_q.models import Schedule, Task
 
 from django_workflow import deliver
-from django_workflow.engine.receiving import buffered_rows
+from django_workflow.engine.buffering import buffered_rows
 from django_workflow.models import EventDelivery, TransitionLog
 from django_workflow.schedulers.base import all_works
 from django_workflow.schedulers.buffer_sweep import SWEEP_TASK, sweep_buffered

@@ -225,7 +225,7 @@ def test_an_unreadable_delivery_is_refused_and_nothing_is_stored(
 def test_a_record_entering_a_step_without_buffered_events_costs_one_query(
     payment, django_assert_num_queries
 ):
-    from django_workflow.engine.receiving import after_moves
+    from django_workflow.engine.buffering import after_moves
 
     with django_assert_num_queries(1):  # the buffered events for its key
         after_moves(Payment, [payment.pk], "default", "pending")

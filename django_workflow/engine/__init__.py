@@ -18,15 +18,16 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 ``cascades`` moves a parent's children with it (``Transition(cascade=...)``);
 ``joins`` moves a parent on once its children are done (``Join``), and
 ``join_rechecks`` is the worker's re-check of the parents still waiting.
-``receiving`` stores events delivered from outside and applies them (``Workflow.events``).
+``receiving`` stores events delivered from outside and applies them (``Workflow.events``);
+``buffering`` applies the buffered ones when their record can take them.
 ``claims`` writes who holds a record (claim, release, assign) and the holder rule of
 ``Step(claim=True)``; every move leaving a step clears the holder (``holders.leaving``).
 """
 
 from ..errors import error_summary, error_text
 from . import (
+    buffering,  # noqa: F401  (registers buffered events after every move)
     joins,  # noqa: F401  (registers its evaluation after every move)
-    receiving,  # noqa: F401  (registers buffered events after every move)
 )
 from .attempts import retry_halted
 from .manual import Decision, available, decide, permits, run_transition

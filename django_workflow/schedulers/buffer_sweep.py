@@ -23,7 +23,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from ..conf import workflow_settings
 from ..declaration import Receive
-from ..engine.receiving import recheck_buffered
+from ..engine.buffering import recheck_buffered
 from ..registry import workflow_models
 
 logger = logging.getLogger(__name__)
