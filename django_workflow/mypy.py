@@ -39,7 +39,13 @@ from mypy.nodes import (
     Var,
 )
 from mypy.options import Options
-from mypy.plugin import ClassDefContext, MethodSigContext, Plugin, SemanticAnalyzerPluginInterface
+from mypy.plugin import (
+    ClassDefContext,
+    MethodSigContext,
+    Plugin,
+    ReportConfigContext,
+    SemanticAnalyzerPluginInterface,
+)
 from mypy.types import (
     AnyType,
     CallableType,
@@ -102,6 +108,11 @@ class WorkflowPlugin(Plugin):
             for ref in _referenced(model)
         }
         return [(10, module, -1) for module in sorted(modules - {"builtins", "typing", ""})]
+
+    def report_config_data(self, ctx: ReportConfigContext) -> Any:
+        """The module's declarations: mypy's cache of it goes stale when they change, even
+        when they come from another module (a shared step, a constant)."""
+        return [repr(model) for model in _surfaces().values() if model.module == ctx.id] or None
 
     def _typeinfo(self, fullname: str) -> TypeInfo | None:
         symbol = self.lookup_fully_qualified(fullname)

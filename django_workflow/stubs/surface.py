@@ -216,16 +216,21 @@ def _transitions(model: Any, workflow: Any) -> list[TransitionCall]:
         for step_name in workflow.steps:
             declared = workflow.transition(step_name, name)
             for value in declared.accept if declared is not None else ():
-                accepted.setdefault(value, None)
-        usable = name.isidentifier() and not keyword.iskeyword(name)
+                if _usable(value):  # a malformed name is the checks' to report
+                    accepted.setdefault(value, None)
         calls.append(
             TransitionCall(
                 name=name,
                 accepts=tuple(_accepted(model, value) for value in accepted),
-                method=usable and is_generated(getattr(model, name, None)),
+                method=_usable(name) and is_generated(getattr(model, name, None)),
             )
         )
     return calls
+
+
+def _usable(name: Any) -> bool:
+    """Whether ``name`` can be a Python parameter or attribute."""
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
 
 def _accepted(model: Any, name: str) -> Member:

@@ -1,0 +1,196 @@
+"""Types for the generated API (docs/types.md): mypy with the plugin, and pyright with the
+stubs ``manage.py workflow_stubs`` writes, accept the good calls of a snippet and report
+each bad one (an undeclared transition, a wrong keyword, a state that is no step).
+
+The real tools run as subprocesses over the example project's models."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+#: The type checkers read no database: they run once, in the SQLite pass.
+ON_POSTGRES = os.environ.get("WORKFLOW_TEST_DB") == "postgres"
+
+# Each bad line ends with `# bad: <what is wrong>`, a key of EXPECTED.
+SNIPPET = """\
+from datetime import datetime
+
+from example_project.approvals.models import Document
+from example_project.support.models import Ticket
+
+
+def good(doc: Document, ticket: Ticket, user: object) -> None:
+    doc.submit(user, comment="Ready")
+    doc.transition("approve", user, data={"round": 1})
+    ticket.triage(priority="urgent", comment="Customer is down")
+    ticket.claim(user)
+    ticket.assign(None, actor=user)
+    Document.objects.actionable_by(user).transition("submit", user)
+    Document.objects.filter(title="Plan").transition("request_changes")
+    doc.remind_approvers()
+    if doc.state == "in_review":
+        due: datetime | None = doc.next_due_at
+        print(due, ticket.waiting_on_customer_customer_reminder_fired_count)
+
+
+async def good_async(doc: Document) -> Document:
+    return await doc.atransition("submit", comment="Ready")
+
+
+def bad(doc: Document, ticket: Ticket) -> None:
+    doc.sumbit()  # bad: undeclared
+    doc.transition("sumbit")  # bad: undeclared by name
+    ticket.triage(priorty="urgent")  # bad: wrong keyword
+    doc.state = "drafted"  # bad: no such step
+    Document.objects.transition("sumbit")  # bad: undeclared in bulk
+
+
+async def bad_async(ticket: Ticket) -> None:
+    await ticket.atransition("triage", priorty="urgent")  # bad: wrong keyword, async
+"""
+
+
+STEPS = "Literal['draft', 'in_review', 'approved', 'expired']"
+#: What is wrong on a bad line: part of mypy's message, part of pyright's.
+EXPECTED = {
+    "undeclared": (
+        '"Document" has no attribute "sumbit"',
+        'Cannot access attribute "sumbit" for class "Document"',
+    ),
+    "undeclared by name": (
+        'Argument 1 to "transition" of "WorkflowModel" has incompatible type '
+        "\"Literal['sumbit']\"; expected \"Literal['submit', 'approve', 'request_changes']\"",
+        'Argument of type "Literal[\'sumbit\']" cannot be assigned to parameter "name"',
+    ),
+    "wrong keyword": (
+        'Unexpected keyword argument "priorty" for "triage" of "Ticket"',
+        'No parameter named "priorty"',
+    ),
+    "no such step": (
+        f'expression has type "Literal[\'drafted\']", variable has type "{STEPS}"',
+        f'Type "Literal[\'drafted\']" is not assignable to type "{STEPS}"',
+    ),
+    "undeclared in bulk": (
+        'Argument 1 to "transition" of "WorkflowQuerySet" has incompatible type '
+        "\"Literal['sumbit']\"",
+        'Argument of type "Literal[\'sumbit\']" cannot be assigned to parameter "name"',
+    ),
+    "wrong keyword, async": (
+        'Unexpected keyword argument "priorty" for "atransition" of "WorkflowModel"',
+        'No overloads for "atransition" match the provided arguments',
+    ),
+}
+
+
+def expected(tool: str) -> dict[int, str]:
+    """The bad lines (1-based) and the part of the message ``tool`` must report there."""
+    found = {}
+    for number, line in enumerate(SNIPPET.splitlines(), start=1):
+        match = re.search(r"# bad: (.*)$", line)
+        if match:
+            found[number] = EXPECTED[match.group(1)][0 if tool == "mypy" else 1]
+    return found
+
+
+def assert_reports(tool: str, errors: dict[int, list[str]]) -> None:
+    wanted = expected(tool)
+    assert set(errors) == set(wanted), f"{tool} reported {errors}"
+    for line, part in wanted.items():
+        assert any(part in message for message in errors[line]), (tool, line, errors[line])
+
+
+@pytest.mark.skipif(ON_POSTGRES, reason="the type checkers read no database (SQLite pass)")
+def test_mypy_with_the_plugin_accepts_the_good_calls_and_reports_each_bad_one(tmp_path):
+    (tmp_path / "snippet.py").write_text(SNIPPET)
+    (tmp_path / "mypy.ini").write_text(
+        "[mypy]\nstrict = True\n"
+        f"mypy_path = {REPO}\ncache_dir = {tmp_path / 'cache'}\n"
+        "plugins = mypy_django_plugin.main, django_workflow.mypy\n"
+        "[mypy.plugins.django-stubs]\ndjango_settings_module = example_project.settings\n"
+    )
+    result = run([BIN / "mypy", "--config-file", "mypy.ini", "snippet.py"], tmp_path)
+
+    errors: dict[int, list[str]] = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"snippet\.py:(\d+): error: (.*)", line)
+        if match:
+            errors.setdefault(int(match.group(1)), []).append(match.group(2))
+    assert "error:" in result.stdout, result.stdout + result.stderr
+    assert_reports("mypy", errors)
+
+
+@pytest.mark.skipif(ON_POSTGRES, reason="the type checkers read no database (SQLite pass)")
+def test_pyright_with_stubs_beside_the_modules_accepts_the_good_calls_and_reports_each_bad_one(
+    tmp_path,
+):
+    pyright = pyright_or_skip(tmp_path)
+    shutil.copytree(REPO / "example_project", tmp_path / "example_project")
+    run([sys.executable, "-m", "django", "workflow_stubs"], tmp_path)
+    assert (tmp_path / "example_project" / "support" / "models.pyi").exists()
+    (tmp_path / "snippet.py").write_text(SNIPPET)
+    config = {"include": ["snippet.py"], "extraPaths": [str(REPO)], "typeCheckingMode": "basic"}
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
+
+    result = run([pyright, "--outputjson", "--pythonpath", sys.executable], tmp_path)
+
+    errors: dict[int, list[str]] = {}
+    for diagnostic in json.loads(result.stdout)["generalDiagnostics"]:
+        if diagnostic["severity"] == "error":
+            line = diagnostic["range"]["start"]["line"] + 1
+            errors.setdefault(line, []).append(diagnostic["message"])
+    assert_reports("pyright", errors)
+
+
+def test_workflow_stubs_check_fails_on_missing_or_stale_stubs_and_writes_nothing(tmp_path):
+    with pytest.raises(CommandError, match="missing or out of date"):
+        call_command("workflow_stubs", out=str(tmp_path), check=True)
+    assert not any(tmp_path.iterdir())
+
+    call_command("workflow_stubs", out=str(tmp_path))
+    stub = tmp_path / "example_project" / "approvals" / "models.pyi"
+    assert 'state: _wf_typing.Literal["draft", "in_review", "approved", "expired"]' in (
+        stub.read_text()
+    )
+    call_command("workflow_stubs", out=str(tmp_path), check=True)  # up to date: no error
+
+    stub.write_text(stub.read_text().replace('"expired"', '"lapsed"'))
+    with pytest.raises(CommandError, match=re.escape(str(stub))):
+        call_command("workflow_stubs", out=str(tmp_path), check=True)
+    assert '"lapsed"' in stub.read_text()
+
+
+def pyright_or_skip(tmp_path: Path) -> Path:
+    """pyright's pip package fetches a Node.js runtime on first use; without one (no
+    network), the pyright test is skipped, saying why."""
+    pyright = BIN / "pyright"
+    if not pyright.exists():
+        pytest.skip("pyright is not installed (pip install pyright, in the dev extra)")
+    try:
+        probe = subprocess.run(
+            [pyright, "--version"], capture_output=True, text=True, timeout=300, cwd=tmp_path
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("pyright could not fetch its Node.js runtime within 5 minutes")
+    if probe.returncode != 0:
+        pytest.skip(f"pyright cannot run here (its Node.js runtime?): {probe.stderr.strip()}")
+    return pyright
+
+
+def run(command: list, cwd: Path) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(cwd), str(REPO)]),
+        "DJANGO_SETTINGS_MODULE": "example_project.settings",
+    }
+    return subprocess.run(
+        [str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True
+    )
