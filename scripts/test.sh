@@ -41,6 +41,12 @@ echo "==> migrations are up to date"
 .venv/bin/python manage.py makemigrations --check --dry-run
 DJANGO_SETTINGS_MODULE=tests.settings .venv/bin/python -m django makemigrations --check --dry-run
 
+echo "==> the example project type-checks: mypy --strict with the plugin, pyright over the stubs"
+# Configured in pyproject.toml ([tool.mypy], [tool.pyright]); docs/types.md.
+.venv/bin/mypy --strict example_project/*/models.py
+.venv/bin/python manage.py workflow_stubs --out typings >/dev/null
+.venv/bin/pyright --pythonpath .venv/bin/python
+
 echo "==> browser for the admin test (Debian's chromium and chromium-driver)"
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if [ "$(id -u)" != 0 ]; then
