@@ -4,6 +4,7 @@ each bad one (an undeclared transition, a wrong keyword, a state that is no step
 
 The real tools run as subprocesses over the example project's models."""
 
+import ast
 import json
 import os
 import re
@@ -14,6 +15,12 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import models
+
+from django_workflow import Step, Transition, WorkflowModel
+from django_workflow.stubs.surface import surface
+from django_workflow.stubs.writing import module_stub
+from django_workflow.workflow_model import WorkflowQuerySet
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -26,6 +33,7 @@ from datetime import datetime
 
 from example_project.approvals.models import Document
 from example_project.support.models import Ticket
+from tests.testapp.models import Article, UrgentReview
 
 
 def good(doc: Document, ticket: Ticket, user: object) -> None:
@@ -42,6 +50,13 @@ def good(doc: Document, ticket: Ticket, user: object) -> None:
         print(due, ticket.waiting_on_customer_customer_reminder_fired_count)
 
 
+def good_own_and_inherited(article: Article, review: UrgentReview) -> None:
+    article.state = "any text: the model declares its own state field"
+    article.publish()
+    review.refuse(comment="Out of scope")  # declared on an abstract base, two classes up
+    review.transition("accept")
+
+
 async def good_async(doc: Document) -> Document:
     return await doc.atransition("submit", comment="Ready")
 
@@ -52,6 +67,10 @@ def bad(doc: Document, ticket: Ticket) -> None:
     ticket.triage(priorty="urgent")  # bad: wrong keyword
     doc.state = "drafted"  # bad: no such step
     Document.objects.transition("sumbit")  # bad: undeclared in bulk
+
+
+def bad_inherited(review: UrgentReview) -> None:
+    review.transition("publish")  # bad: another model's transition
 
 
 async def bad_async(ticket: Ticket) -> None:
@@ -84,6 +103,11 @@ EXPECTED = {
         "\"Literal['sumbit']\"",
         'Argument of type "Literal[\'sumbit\']" cannot be assigned to parameter "name"',
     ),
+    "another model's transition": (
+        'Argument 1 to "transition" of "WorkflowModel" has incompatible type '
+        "\"Literal['publish']\"; expected \"Literal['accept', 'refuse']\"",
+        'Argument of type "Literal[\'publish\']" cannot be assigned to parameter "name"',
+    ),
     "wrong keyword, async": (
         'Unexpected keyword argument "priorty" for "atransition" of "WorkflowModel"',
         'No overloads for "atransition" match the provided arguments',
@@ -112,10 +136,11 @@ def assert_reports(tool: str, errors: dict[int, list[str]]) -> None:
 def test_mypy_with_the_plugin_accepts_the_good_calls_and_reports_each_bad_one(tmp_path):
     (tmp_path / "snippet.py").write_text(SNIPPET)
     (tmp_path / "mypy.ini").write_text(
-        "[mypy]\nstrict = True\n"
+        # The imported modules' own code is test.sh's to check: only the snippet reports.
+        "[mypy]\nstrict = True\nfollow_imports = silent\n"
         f"mypy_path = {REPO}\ncache_dir = {tmp_path / 'cache'}\n"
         "plugins = mypy_django_plugin.main, django_workflow.mypy\n"
-        "[mypy.plugins.django-stubs]\ndjango_settings_module = example_project.settings\n"
+        "[mypy.plugins.django-stubs]\ndjango_settings_module = tests.settings\n"
     )
     result = run([BIN / "mypy", "--config-file", "mypy.ini", "snippet.py"], tmp_path)
 
@@ -133,9 +158,11 @@ def test_pyright_with_stubs_beside_the_modules_accepts_the_good_calls_and_report
     tmp_path,
 ):
     pyright = pyright_or_skip(tmp_path)
-    shutil.copytree(REPO / "example_project", tmp_path / "example_project")
+    for package in ("example_project", "tests"):
+        shutil.copytree(REPO / package, tmp_path / package)
     run([sys.executable, "-m", "django", "workflow_stubs"], tmp_path)
     assert (tmp_path / "example_project" / "support" / "models.pyi").exists()
+    assert (tmp_path / "tests" / "testapp" / "models.pyi").exists()
     (tmp_path / "snippet.py").write_text(SNIPPET)
     config = {"include": ["snippet.py"], "extraPaths": [str(REPO)], "typeCheckingMode": "basic"}
     (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
@@ -168,6 +195,73 @@ def test_workflow_stubs_check_fails_on_missing_or_stale_stubs_and_writes_nothing
     assert '"lapsed"' in stub.read_text()
 
 
+def test_a_member_the_model_declares_itself_stays_as_written_in_the_stub(tmp_path):
+    call_command("workflow_stubs", out=str(tmp_path))
+    stub = (tmp_path / "tests" / "testapp" / "models.pyi").read_text()
+
+    article = class_body(stub, "Article")  # declares its own `state` CharField
+    assert [line for line in article if re.match(r" *state\b", line)] == [
+        '    state = models.CharField(max_length=30, default="draft", db_index=True)'
+    ]
+    assert "    def publish(self, actor: _wf_typing.Any = ..." in "\n".join(article)
+
+
+class ParcelQuerySet(WorkflowQuerySet):
+    def heavy(self) -> "ParcelQuerySet":
+        return self.filter(weight__gt=20)
+
+
+class OwnManagerBase(WorkflowModel):
+    objects = models.Manager.from_queryset(ParcelQuerySet)()
+
+    class Meta:
+        abstract = True
+
+
+OWN_MANAGER_SOURCE = """
+class Parcel(OwnManagerBase):
+    weight = models.IntegerField()
+
+    class Workflow:
+        packed = Step(Transition("ship", to="shipped"))
+        shipped = Step()
+"""
+
+
+def test_a_manager_of_the_projects_keeps_its_type_where_the_default_one_gets_the_models(declare):
+    workflow = type(
+        "Workflow",
+        (),
+        {"packed": Step(Transition("ship", to="shipped")), "shipped": Step()},
+    )
+    inherited = declare(workflow, weight=models.IntegerField())
+    own = type(
+        "Parcel",
+        (OwnManagerBase,),
+        {
+            "__module__": __name__,
+            "Meta": type("Meta", (), {"app_label": "testapp"}),
+            "Workflow": workflow,
+            "weight": models.IntegerField(),
+        },
+    )
+    source = OWN_MANAGER_SOURCE.replace("Parcel(OwnManagerBase)", f"{inherited.__name__}(Base)")
+    default_stub = module_stub(source, "models.py", __name__, [surface(inherited)])
+    own_stub = module_stub(OWN_MANAGER_SOURCE, "models.py", __name__, [surface(own)])
+
+    assert f"    objects: _wf_typing.ClassVar[_{inherited.__name__}WorkflowManager]" in (
+        default_stub
+    )
+    assert "objects" not in "\n".join(class_body(own_stub, "Parcel"))
+    assert "WorkflowManager" not in own_stub
+    assert "    def ship(self, actor: _wf_typing.Any = ..." in own_stub
+
+
+def class_body(stub: str, name: str) -> list[str]:
+    node = next(n for n in ast.parse(stub).body if getattr(n, "name", None) == name)
+    return stub.splitlines()[node.lineno : node.end_lineno]
+
+
 def pyright_or_skip(tmp_path: Path) -> Path:
     """pyright's pip package fetches a Node.js runtime on first use; without one (no
     network), the pyright test is skipped, saying why."""
@@ -189,7 +283,7 @@ def run(command: list, cwd: Path) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(cwd), str(REPO)]),
-        "DJANGO_SETTINGS_MODULE": "example_project.settings",
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
     }
     return subprocess.run(
         [str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True

@@ -25,6 +25,7 @@ from ..generation import (
     is_generated,
     sla_fields,
 )
+from ..workflow_model import WorkflowManager
 
 #: Keyword arguments every transition call takes besides the accepted values.
 ANY = "typing.Any"
@@ -117,6 +118,9 @@ class ModelSurface:
     transitions: tuple[TransitionCall, ...]
     #: ``claim``, ``release``, ``assign`` when ``Workflow.assignment`` generated them.
     holding: tuple[Method, ...]
+    #: Whether ``objects`` is the ``WorkflowManager`` every workflow model gets (not a
+    #: manager of the project's, whose own methods its type must keep).
+    default_manager: bool
 
     @property
     def fullname(self) -> str:
@@ -152,6 +156,7 @@ def surface(model: Any) -> ModelSurface:
             for name in ASSIGNMENT_METHODS
             if is_generated(getattr(model, name, None))
         ),
+        default_manager=type(getattr(model, "objects", None)) is WorkflowManager,
     )
 
 

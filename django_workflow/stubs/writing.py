@@ -35,7 +35,8 @@ def module_stub(source: str, filename: str, module: str, surfaces: Iterable[Mode
         if node is None:  # defined by a factory or under another name: nothing to extend
             continue
         body = _class_body(node, model, names)
-        after = _after_class(model, names, declares_objects="objects" in _declared(node))
+        own_manager = "objects" in _declared(node) or not model.default_manager
+        after = _after_class(model, names, own_manager=own_manager)
         insertions.append((node.end_lineno or len(lines), [*body, "", *after]))
     for end, added in sorted(insertions, reverse=True):
         lines[end:end] = added
@@ -81,7 +82,7 @@ def _class_body(node: ast.ClassDef, model: ModelSurface, names: _Names) -> list[
     for member in model.fields:
         if member.name not in declared:
             lines.append(f"{indent}{member.name}: {names.type(member.type)}")
-    if "objects" not in declared and model.transitions:
+    if "objects" not in declared and model.default_manager and model.transitions:
         lines.append(f"{indent}objects: {TYPING}.ClassVar[{_manager(model)}]")
     for method in model.methods:
         if method.name not in declared:
@@ -104,9 +105,9 @@ def _by_name(name: str, prefix: str, model: ModelSurface, names: _Names) -> list
     return lines
 
 
-def _after_class(model: ModelSurface, names: _Names, *, declares_objects: bool) -> list[str]:
+def _after_class(model: ModelSurface, names: _Names, *, own_manager: bool) -> list[str]:
     """The model's queryset (``transition`` typed by name) and its manager."""
-    if declares_objects or not model.transitions:
+    if own_manager or not model.transitions:
         return []
     queryset, manager = _queryset(model), _manager(model)
     base = names.alias("django_workflow.workflow_model") + ".WorkflowQuerySet"
