@@ -19,6 +19,7 @@ shared steps, ``from_any_step``, an inherited declaration).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -60,12 +61,10 @@ from mypy.types import (
     get_proper_type,
 )
 
-from django_workflow.stubs.surface import CALL_PARAMS
-
 WORKFLOW_MODEL = "django_workflow.workflow_model.WorkflowModel"
 WORKFLOW_QUERYSET = "django_workflow.workflow_model.WorkflowQuerySet"
-#: mypy's config file, where django-stubs' section names the settings module.
-_config_files: list[str | None] = []
+#: mypy's options: its config file (where django-stubs' section names the settings) and path.
+_options: list[Options] = []
 
 
 class _Unresolved(Exception):
@@ -75,7 +74,7 @@ class _Unresolved(Exception):
 class WorkflowPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
-        _config_files.append(options.config_file)
+        _options.append(options)
 
     def get_customize_class_mro_hook(
         self, fullname: str
@@ -208,6 +207,8 @@ def _by_name(ctx: MethodSigContext, model: Any) -> FunctionLike:
     names = (call.name,) if call is not None else model.transition_names
     name_type = _literal(checker, names)
     kinds, types, arg_names = [ARG_POS], [name_type], ["name"]
+    from django_workflow.stubs.surface import CALL_PARAMS  # Django is set up by now
+
     for param in CALL_PARAMS if call is None else call.params:
         kinds.append(_kind(param))
         types.append(_checker_type(checker, param.type))
@@ -314,14 +315,18 @@ def _set_django_up() -> None:
         return
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", _settings_module())
+    options = _options[-1] if _options else Options()
+    # As django-stubs does: the settings are imported from where mypy runs or its path.
+    sys.path.extend([os.getcwd(), *options.mypy_path])
+    os.environ["DJANGO_SETTINGS_MODULE"] = _settings_module(options)
     django.setup()
 
 
-def _settings_module() -> str:
+def _settings_module(options: Options) -> str:
+    """django-stubs' ``django_settings_module`` (it defaults to ``DJANGO_SETTINGS_MODULE``
+    and says what is missing), or without django-stubs the environment's."""
     try:
         from mypy_django_plugin.config import DjangoPluginConfig
     except ImportError:
-        return ""
-    config_file = _config_files[-1] if _config_files else None
-    return DjangoPluginConfig(config_file).django_settings_module
+        return os.environ.get("DJANGO_SETTINGS_MODULE", "")
+    return DjangoPluginConfig(options.config_file).django_settings_module

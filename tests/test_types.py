@@ -154,6 +154,28 @@ def test_mypy_with_the_plugin_accepts_the_good_calls_and_reports_each_bad_one(tm
 
 
 @pytest.mark.skipif(ON_POSTGRES, reason="the type checkers read no database (SQLite pass)")
+def test_the_mypy_plugin_alone_sets_django_up_from_django_stubs_setting(tmp_path):
+    (tmp_path / "snippet.py").write_text(
+        "from example_project.approvals.models import Document\n"
+        "\n"
+        "def move(doc: Document) -> None:\n"
+        "    doc.submit(comment='Ready')\n"
+        "    doc.sumbit()\n"
+    )
+    (tmp_path / "mypy.ini").write_text(
+        f"[mypy]\nfollow_imports = silent\nmypy_path = {REPO}\n"
+        f"cache_dir = {tmp_path / 'cache'}\nplugins = django_workflow.mypy\n"
+        "[mypy.plugins.django-stubs]\ndjango_settings_module = example_project.settings\n"
+    )
+    environment = {"DJANGO_SETTINGS_MODULE": ""}  # the config file's setting, not this
+    result = run([BIN / "mypy", "--config-file", "mypy.ini", "snippet.py"], tmp_path, environment)
+
+    assert result.stdout.splitlines()[:-1] == [
+        'snippet.py:5: error: "Document" has no attribute "sumbit"; maybe "submit"?  [attr-defined]'
+    ], result.stdout + result.stderr
+
+
+@pytest.mark.skipif(ON_POSTGRES, reason="the type checkers read no database (SQLite pass)")
 def test_pyright_with_stubs_beside_the_modules_accepts_the_good_calls_and_reports_each_bad_one(
     tmp_path,
 ):
@@ -279,11 +301,12 @@ def pyright_or_skip(tmp_path: Path) -> Path:
     return pyright
 
 
-def run(command: list, cwd: Path) -> subprocess.CompletedProcess:
+def run(command: list, cwd: Path, environment: dict | None = None) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(cwd), str(REPO)]),
         "DJANGO_SETTINGS_MODULE": "tests.settings",
+        **(environment or {}),
     }
     return subprocess.run(
         [str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True
