@@ -127,7 +127,7 @@ def plugin(version: str) -> type[Plugin]:
 
 def _add_generated_members(ctx: ClassDefContext) -> None:
     model = _surfaces().get(ctx.cls.fullname)
-    if model is None:  # abstract, or not loaded by the settings: nothing generated
+    if model is None:  # not a model the settings load, nor a base of one
         return
     info, api = ctx.cls.info, ctx.api
     declared = _declared(ctx.cls)
@@ -302,10 +302,9 @@ def _referenced(model: Any) -> list[str]:
 def _surfaces() -> dict[str, Any]:
     """Every workflow model's surface by the class's full name."""
     _set_django_up()
-    from django_workflow.registry import workflow_models
-    from django_workflow.stubs.surface import surface
+    from django_workflow.stubs.surface import surface, typed_models
 
-    return {f"{m.__module__}.{m.__qualname__}": surface(m) for m in workflow_models()}
+    return {f"{m.__module__}.{m.__qualname__}": surface(m) for m in typed_models()}
 
 
 def _set_django_up() -> None:

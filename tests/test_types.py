@@ -33,7 +33,7 @@ from datetime import datetime
 
 from example_project.approvals.models import Document
 from example_project.support.models import Ticket
-from tests.testapp.models import Article, UrgentReview
+from tests.testapp.models import AbstractReview, Article, UrgentReview
 
 
 def good(doc: Document, ticket: Ticket, user: object) -> None:
@@ -55,6 +55,12 @@ def good_own_and_inherited(article: Article, review: UrgentReview) -> None:
     article.publish()
     review.refuse(comment="Out of scope")  # declared on an abstract base, two classes up
     review.transition("accept")
+
+
+def good_abstract(review: AbstractReview) -> None:
+    review.accept()
+    if review.state == "submitted":
+        review.transition("refuse", comment="Typed with the abstract base")
 
 
 async def good_async(doc: Document) -> Document:

@@ -25,6 +25,7 @@ from ..generation import (
     is_generated,
     sla_fields,
 )
+from ..registry import workflow_models
 from ..workflow_model import WorkflowManager
 
 #: Keyword arguments every transition call takes besides the accepted values.
@@ -158,6 +159,19 @@ def surface(model: Any) -> ModelSurface:
         ),
         default_manager=type(getattr(model, "objects", None)) is WorkflowManager,
     )
+
+
+def typed_models() -> list[Any]:
+    """The concrete workflow models and the abstract bases they take a declaration from:
+    code typed with an abstract base calls its generated members too."""
+    found: dict[Any, None] = {}
+    for model in workflow_models():
+        for base in reversed(model.__mro__):
+            meta = base.__dict__.get("_meta")
+            if meta is not None and meta.abstract and getattr(base, "workflow", None):
+                found.setdefault(base, None)
+        found.setdefault(model, None)
+    return list(found)
 
 
 def generated_field_names(workflow: Any) -> list[str]:

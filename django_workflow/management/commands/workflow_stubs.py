@@ -9,8 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_workflow.registry import workflow_models
-from django_workflow.stubs.surface import ModelSurface, surface
+from django_workflow.stubs.surface import ModelSurface, surface, typed_models
 from django_workflow.stubs.writing import module_stub
 
 
@@ -55,7 +54,7 @@ class Command(BaseCommand):
 
 def _by_module() -> dict[str, list[ModelSurface]]:
     modules: dict[str, list[ModelSurface]] = {}
-    for model in workflow_models():
+    for model in typed_models():
         modules.setdefault(model.__module__, []).append(surface(model))
     return modules
 
