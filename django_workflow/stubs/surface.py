@@ -8,10 +8,7 @@ renamed, a deadline given a fired column.
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import keyword
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +48,6 @@ _PYTHON_TYPES: tuple[tuple[type[models.Field], str], ...] = (
     (models.TextField, STR),
     (models.JSONField, ANY),
 )
-
-#: The modules the type names above live in (the stub imports them).
-TYPE_MODULES = {module.__name__ for module in (datetime, decimal, uuid)}
 
 
 @dataclass(frozen=True)
