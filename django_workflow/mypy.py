@@ -200,6 +200,8 @@ def _queryset_call(ctx: MethodSigContext) -> FunctionLike:
 def _by_name(ctx: MethodSigContext, model: Any) -> FunctionLike:
     """The signature for the transition the call names (a string literal), else one that
     takes only a declared name."""
+    from django_workflow.stubs.surface import CALL_PARAMS  # Django is set up by now
+
     signature = ctx.default_signature
     checker = ctx.api
     given = ctx.args[0][0] if ctx.args and ctx.args[0] else None
@@ -207,8 +209,6 @@ def _by_name(ctx: MethodSigContext, model: Any) -> FunctionLike:
     names = (call.name,) if call is not None else model.transition_names
     name_type = _literal(checker, names)
     kinds, types, arg_names = [ARG_POS], [name_type], ["name"]
-    from django_workflow.stubs.surface import CALL_PARAMS  # Django is set up by now
-
     for param in CALL_PARAMS if call is None else call.params:
         kinds.append(_kind(param))
         types.append(_checker_type(checker, param.type))
@@ -226,8 +226,7 @@ def _holds_workflow_queryset(info: TypeInfo | None) -> bool:
         return False
     if info.has_base(WORKFLOW_QUERYSET):
         return True
-    made_from = info.metadata.get("django", {}).get("from_queryset_manager")
-    return made_from == WORKFLOW_QUERYSET or any(
+    return any(
         base.metadata.get("django", {}).get("from_queryset_manager") == WORKFLOW_QUERYSET
         for base in info.mro
     )
@@ -236,7 +235,9 @@ def _holds_workflow_queryset(info: TypeInfo | None) -> bool:
 def _surface_of(receiver: ProperType | None) -> Any:
     if not isinstance(receiver, Instance):
         return None
-    return next((_surfaces().get(info.fullname) for info in receiver.type.mro), None)
+    # The nearest class with a declaration: a proxy's is its concrete model's.
+    found = (_surfaces().get(info.fullname) for info in receiver.type.mro)
+    return next((model for model in found if model is not None), None)
 
 
 # --- types -------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from datetime import datetime
 
 from example_project.approvals.models import Document
 from example_project.support.models import Ticket
-from tests.testapp.models import AbstractReview, Article, UrgentReview
+from tests.testapp.models import AbstractReview, Article, CandidateProxy, UrgentReview
 
 
 def good(doc: Document, ticket: Ticket, user: object) -> None:
@@ -75,8 +75,9 @@ def bad(doc: Document, ticket: Ticket) -> None:
     Document.objects.transition("sumbit")  # bad: undeclared in bulk
 
 
-def bad_inherited(review: UrgentReview) -> None:
+def bad_inherited(review: UrgentReview, candidate: CandidateProxy) -> None:
     review.transition("publish")  # bad: another model's transition
+    candidate.transition("publish")  # bad: undeclared on a proxy
 
 
 async def bad_async(ticket: Ticket) -> None:
@@ -112,6 +113,11 @@ EXPECTED = {
     "another model's transition": (
         'Argument 1 to "transition" of "WorkflowModel" has incompatible type '
         "\"Literal['publish']\"; expected \"Literal['accept', 'refuse']\"",
+        'Argument of type "Literal[\'publish\']" cannot be assigned to parameter "name"',
+    ),
+    "undeclared on a proxy": (
+        'Argument 1 to "transition" of "WorkflowModel" has incompatible type '
+        "\"Literal['publish']\"",
         'Argument of type "Literal[\'publish\']" cannot be assigned to parameter "name"',
     ),
     "wrong keyword, async": (
