@@ -18,6 +18,7 @@ from django.core.management import CommandError, call_command
 from django.db import models
 
 from django_workflow import Step, Transition, WorkflowModel
+from django_workflow.management.commands.workflow_stubs import stub_path
 from django_workflow.stubs.surface import surface
 from django_workflow.stubs.writing import module_stub
 from django_workflow.workflow_model import WorkflowQuerySet
@@ -71,6 +72,7 @@ def bad(doc: Document, ticket: Ticket) -> None:
     doc.sumbit()  # bad: undeclared
     doc.transition("sumbit")  # bad: undeclared by name
     ticket.triage(priorty="urgent")  # bad: wrong keyword
+    ticket.triage(priority=2)  # bad: wrong value for the field
     doc.state = "drafted"  # bad: no such step
     Document.objects.transition("sumbit")  # bad: undeclared in bulk
 
@@ -100,6 +102,10 @@ EXPECTED = {
     "wrong keyword": (
         'Unexpected keyword argument "priorty" for "triage" of "Ticket"',
         'No parameter named "priorty"',
+    ),
+    "wrong value for the field": (
+        'Argument "priority" to "triage" of "Ticket" has incompatible type "int"; expected "str"',
+        'Argument of type "Literal[2]" cannot be assigned to parameter "priority" of type "str"',
     ),
     "no such step": (
         f'expression has type "Literal[\'drafted\']", variable has type "{STEPS}"',
@@ -289,6 +295,17 @@ def test_a_manager_of_the_projects_keeps_its_type_where_the_default_one_gets_the
     assert "objects" not in "\n".join(class_body(own_stub, "Parcel"))
     assert "WorkflowManager" not in own_stub
     assert "    def ship(self, actor: _wf_typing.Any = ..." in own_stub
+
+
+def test_a_models_package_gets_its_stub_as_the_package_init_under_out():
+    package = Path("src/shop/models/__init__.py")
+    module = Path("src/shop/models.py")
+
+    assert stub_path("shop.models", package, Path("typings")) == Path(
+        "typings/shop/models/__init__.pyi"
+    )
+    assert stub_path("shop.models", module, Path("typings")) == Path("typings/shop/models.pyi")
+    assert stub_path("shop.models", package, None) == Path("src/shop/models/__init__.pyi")
 
 
 def class_body(stub: str, name: str) -> list[str]:

@@ -64,12 +64,12 @@ def _stub(module: str, models: list[ModelSurface], out: Path | None) -> tuple[Pa
     if source_file.suffix != ".py":
         raise CommandError(f"Module {module} has no Python source to stub ({source_file}).")
     source = source_file.read_text(encoding="utf-8")
-    return _stub_path(module, source_file, out), module_stub(
+    return stub_path(module, source_file, out), module_stub(
         source, source_file.name, module, models
     )
 
 
-def _stub_path(module: str, source_file: Path, out: Path | None) -> Path:
+def stub_path(module: str, source_file: Path, out: Path | None) -> Path:
     """Beside the source, or where a stub folder looks for ``module``."""
     if out is None:
         return source_file.with_suffix(".pyi")
