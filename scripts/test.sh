@@ -31,6 +31,7 @@ wanted = [
     "django_workflow/static/django_workflow/workflow.css",
     "django_workflow/migrations/0003_attempts_survive_interruptions.py",
     "django_workflow/checks/__init__.py",
+    "django_workflow/mypy.py",
 ]
 missing = [name for name in wanted if name not in names]
 assert not missing, f"the wheel lacks {missing}"
