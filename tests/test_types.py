@@ -194,6 +194,41 @@ def test_the_mypy_plugin_alone_sets_django_up_from_django_stubs_setting(tmp_path
 
 
 @pytest.mark.skipif(ON_POSTGRES, reason="the type checkers read no database (SQLite pass)")
+def test_mypy_rechecks_a_model_whose_declaration_changed_in_another_module(tmp_path):
+    shutil.copytree(REPO / "example_project", tmp_path / "example_project")
+    approvals = tmp_path / "example_project" / "approvals"
+    (approvals / "names.py").write_text('SUBMIT = "submit"\n')
+    source = (approvals / "models.py").read_text()
+    source = source.replace('Transition("submit"', "Transition(SUBMIT")
+    source = source.replace(
+        "from django.db import models\n",
+        "from django.db import models\n\nfrom .names import SUBMIT\n",
+    )
+    (approvals / "models.py").write_text(source)
+    (tmp_path / "snippet.py").write_text(
+        "from example_project.approvals.models import Document\n"
+        "\n"
+        "def move(doc: Document) -> None:\n"
+        "    doc.submit()\n"
+    )
+    (tmp_path / "mypy.ini").write_text(
+        f"[mypy]\nfollow_imports = silent\nmypy_path = {tmp_path}:{REPO}\n"
+        f"cache_dir = {tmp_path / 'cache'}\n"
+        "plugins = mypy_django_plugin.main, django_workflow.mypy\n"
+        "[mypy.plugins.django-stubs]\ndjango_settings_module = example_project.settings\n"
+    )
+    mypy = [BIN / "mypy", "--config-file", "mypy.ini", "snippet.py"]
+    assert "Success" in run(mypy, tmp_path).stdout
+
+    (approvals / "names.py").write_text('SUBMIT = "send_for_review"\n')  # models.py unchanged
+    result = run(mypy, tmp_path)
+
+    assert 'snippet.py:4: error: "Document" has no attribute "submit"' in result.stdout, (
+        result.stdout + result.stderr
+    )
+
+
+@pytest.mark.skipif(ON_POSTGRES, reason="the type checkers read no database (SQLite pass)")
 def test_pyright_with_stubs_beside_the_modules_accepts_the_good_calls_and_reports_each_bad_one(
     tmp_path,
 ):
