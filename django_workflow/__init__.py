@@ -1,6 +1,6 @@
 """Declarative business workflows for Django models."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .declaration import (
     Every,
@@ -30,6 +30,12 @@ from .errors import (
     WorkflowPermissionDenied,
 )
 from .inbox import inbox as inbox  # imports no model: safe while Django loads the apps
+
+if TYPE_CHECKING:  # loaded lazily at run time (below); type checkers see them here
+    from .engine.firing import run_work as run_work
+    from .engine.receiving import Delivery as Delivery
+    from .engine.receiving import deliver as deliver
+    from .workflow_model import WorkflowModel as WorkflowModel
 
 __all__ = [
     "AlreadyClaimed",

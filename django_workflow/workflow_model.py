@@ -10,7 +10,7 @@ them alone.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import models, transaction
@@ -20,8 +20,11 @@ from .compiled import CompiledWorkflow
 from .generation import WorkflowModelBase
 from .registry import workflow_models as workflow_models  # where it lived before
 
+#: The model a queryset holds, for type checkers (``WorkflowQuerySet[Order]``).
+_Model = TypeVar("_Model", bound=models.Model, covariant=True)
 
-class WorkflowQuerySet(models.QuerySet):
+
+class WorkflowQuerySet(models.QuerySet[_Model, _Model]):
     """Keeps ``bulk_create`` and ``update`` on the workflow path.
 
     ``bulk_create`` logs the initial rows and queues automatic steps;
@@ -47,7 +50,7 @@ class WorkflowQuerySet(models.QuerySet):
             engine.records_created([obj for obj in created if obj.pk is not None], using=self.db)
         return created
 
-    def actionable_by(self, actor: Any) -> WorkflowQuerySet:
+    def actionable_by(self, actor: Any) -> Self:
         """The records on which ``actor`` has at least one available action: one query
         when every policy and ``when`` in play has a filter form (docs: work queues)."""
         return actionable.actionable(self, actor)
@@ -119,7 +122,7 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         comment: str = "",
         data: Any = None,
         **accepted: Any,
-    ) -> WorkflowModel:
+    ) -> Self:
         """Run transition ``name`` from the current step; ``comment`` and ``data`` go to
         its log row. See the docs for the errors."""
         from . import engine
@@ -198,7 +201,7 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         comment: str = "",
         data: Any = None,
         **accepted: Any,
-    ) -> WorkflowModel:
+    ) -> Self:
         """``transition`` for async code: the same arguments, result and errors."""
         return await sync_to_async(self.transition, thread_sensitive=True)(
             name, actor, authorize=authorize, comment=comment, data=data, **accepted

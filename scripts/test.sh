@@ -31,6 +31,7 @@ wanted = [
     "django_workflow/static/django_workflow/workflow.css",
     "django_workflow/migrations/0003_attempts_survive_interruptions.py",
     "django_workflow/checks/__init__.py",
+    "django_workflow/mypy.py",
 ]
 missing = [name for name in wanted if name not in names]
 assert not missing, f"the wheel lacks {missing}"
@@ -40,6 +41,12 @@ rm -rf "$wheel_dir"
 echo "==> migrations are up to date"
 .venv/bin/python manage.py makemigrations --check --dry-run
 DJANGO_SETTINGS_MODULE=tests.settings .venv/bin/python -m django makemigrations --check --dry-run
+
+echo "==> the example project type-checks: mypy --strict with the plugin, pyright over the stubs"
+# Configured in pyproject.toml ([tool.mypy], [tool.pyright]); docs/types.md.
+.venv/bin/mypy --strict example_project/*/models.py
+.venv/bin/python manage.py workflow_stubs --out typings >/dev/null
+.venv/bin/pyright --pythonpath .venv/bin/python
 
 echo "==> browser for the admin test (Debian's chromium and chromium-driver)"
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then

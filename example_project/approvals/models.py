@@ -31,5 +31,5 @@ class Document(WorkflowModel):
     def __str__(self) -> str:
         return self.title
 
-    def remind_approvers(self):
+    def remind_approvers(self) -> None:
         self.reminders_sent += 1

@@ -1,5 +1,7 @@
 """Subscription dunning: a grace period ending on a date of the record, then escalation."""
 
+from datetime import datetime
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
@@ -7,7 +9,7 @@ from django.utils import timezone
 from django_workflow import Every, Step, Timeout, Transition, WorkflowModel
 
 
-def grace_must_end_later(value):
+def grace_must_end_later(value: datetime | None) -> None:
     """A grace period that already ended would send the record to dunning at the next poll."""
     if value is not None and value <= timezone.now():
         raise ValidationError(
@@ -48,8 +50,8 @@ class Subscription(WorkflowModel):
     def __str__(self) -> str:
         return self.customer
 
-    def send_dunning_email(self):
+    def send_dunning_email(self) -> None:
         self.dunning_emails += 1
 
-    def send_final_notice(self):
+    def send_final_notice(self) -> None:
         self.final_notices += 1

@@ -48,25 +48,25 @@ class Order(WorkflowModel):
     def __str__(self) -> str:
         return f"{self.quantity} x {self.item}"
 
-    def _maybe_fail(self, link):
+    def _maybe_fail(self, link: str) -> None:
         if self.fail_next == link:
             raise FulfilmentError(f"{link} failed")
 
-    def charge(self):
+    def charge(self) -> None:
         self._maybe_fail("charge")
         self.charged = True
 
-    def reserve(self):
+    def reserve(self) -> None:
         self._maybe_fail("reserve")
         self.reserved = True
 
-    def pack(self):
+    def pack(self) -> None:
         self._maybe_fail("pack")
         self.packed = True
 
-    def ship(self):
+    def ship(self) -> None:
         self._maybe_fail("ship")
         self.tracking_number = f"TRK{self.pk:06d}"
 
-    def chase_supplier(self):
+    def chase_supplier(self) -> None:
         self.supplier_chases += 1

@@ -93,11 +93,11 @@ class Ticket(WorkflowModel):
     def get_absolute_url(self) -> str:
         return reverse("agent_ticket", args=[self.pk])
 
-    def warn_team_lead(self):
+    def warn_team_lead(self) -> None:
         self.sla_warnings += 1
 
-    def flag_stale(self):
+    def flag_stale(self) -> None:
         self.stale_flags += 1
 
-    def remind_customer(self):
+    def remind_customer(self) -> None:
         self.customer_reminders += 1
