@@ -95,6 +95,19 @@ def test_urgent_tickets_warn_at_two_hours_and_breach_at_four(clock):
     assert fresh(ticket).state == "breached"
 
 
+def test_a_breached_ticket_goes_to_management_when_its_three_working_days_are_up(clock):
+    clock.at(local(2026, 12, 1, 9))  # a Tuesday
+    ticket = Ticket.objects.create(subject="Site down", priority="urgent")
+    ticket.triage()
+    clock.at(local(2026, 12, 1, 13))  # four hours: breached, and the clock runs on there
+    assert (fresh(ticket).state, fresh(ticket).sla("resolution").state) == ("breached", "running")
+    breach = local(2026, 12, 4, 9)  # 24 h: Tuesday 7, Wednesday 8, Thursday 8, Friday 1
+    clock.at(breach - timedelta(seconds=1))
+    assert (fresh(ticket).state, fresh(ticket).sla_warnings) == ("breached", 2)  # 2 h, 16 h
+    clock.at(breach)
+    assert fresh(ticket).state == "management"
+
+
 def test_escalate_means_something_different_in_each_step(clock):
     ticket = Ticket.objects.create(subject="Refund", team="billing")
     ticket.triage()
