@@ -128,10 +128,10 @@ def test_a_transition_accepting_values_asks_for_them_in_its_form():
 def test_history_and_deadlines_read_in_words():
     agent = person("agent", "support.view_ticket")
     ticket = SupportTicket.objects.create(subject="Printer")
-    ticket.triage(actor=agent, comment="looks technical")
+    ticket.triage(actor=agent, priority="urgent", comment="the whole floor")
     history = rendered("{% workflow_history record %}", agent, ticket)
-    assert "<strong>Triage</strong>" in history and "New → Technical" in history
-    assert "looks technical" in history and "agent" in history
+    assert "<strong>Triage</strong>" in history and "New → Urgent" in history
+    assert "the whole floor" in history and "agent" in history
     deadlines = rendered("{% workflow_deadlines record %}", agent, ticket)
     assert "SLA warning due" in deadlines and "SLA breach due" in deadlines
 

@@ -15,6 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from django_workflow.models import TransitionLog, WorkAttempt
+from django_workflow.service_levels import later
 from example_project.hiring.management.commands.seed_demo import MODELS, WORKER_STOPPED
 from example_project.hiring.models import Candidate
 from example_project.support.models import Ticket
@@ -33,6 +34,7 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     every_app_has_records_in_several_steps()
     each_record_is_where_its_history_leads()
     people_moved_records_in_the_past_and_deadlines_fired_there()
+    the_unanswered_ticket_breached_its_sla_in_the_past()
     each_app_has_a_deadline_already_due_for_the_worker()
     a_halted_record_shows_its_panel_with_retry_now()
     the_agent_may_claim_an_escalated_ticket()
@@ -101,6 +103,26 @@ def people_moved_records_in_the_past_and_deadlines_fired_there():
         triggered_by=TransitionLog.Trigger.TIMEOUT, occurred_at__lt=stopped
     )
     assert {row.content_type.model for row in fired} == {m._meta.model_name for m in MODELS}
+
+
+def the_unanswered_ticket_breached_its_sla_in_the_past():
+    """The simulated worker fires SLA alarms too: three working days unanswered, the
+    ticket was escalated to urgent, then four hours later breached."""
+    jammed = Ticket.objects.get(subject="Printer jammed")
+    rows = [row for row in jammed.history() if row.from_state]
+    assert [(row.to_state, row.transition_name) for row in rows] == [
+        ("technical", "triage"),
+        ("technical", "resolution.warn"),
+        ("urgent", "escalate"),  # the breach
+        ("urgent", "sla_warning"),
+        ("breached", "sla_breach"),
+    ]
+    # Each at its instant: 16 and 24 working hours after the ticket came in.
+    sla, came = Ticket.workflow.slas["resolution"], rows[0].occurred_at
+    assert rows[1].occurred_at == later(jammed, sla, came, timedelta(hours=16))
+    assert rows[2].occurred_at == later(jammed, sla, came, timedelta(hours=24))
+    assert jammed.sla("resolution").state == "breached"
+    assert rows[-1].occurred_at < timezone.now() - WORKER_STOPPED
 
 
 def each_app_has_a_deadline_already_due_for_the_worker():

@@ -95,11 +95,10 @@ class Story:
 
 
 def _next_deadline() -> datetime | None:
+    """The soonest stored due instant: a step's deadlines and an SLA's warning and
+    breach alike, as the worker reads them."""
     instants = [
-        deadline.due_at
-        for model in MODELS
-        for record in model.objects.all()
-        for deadline in record.pending_deadlines()
+        record.next_due_at for model in MODELS for record in model.objects.exclude(next_due_at=None)
     ]
     return min(instants, default=None)
 
@@ -180,7 +179,8 @@ def the_past(story: Story) -> None:
     paid = story.record(Subscription, 30 * DAY, customer="Hooli")
     paid.then(5 * DAY, "payment_failed", grace_ends_at=now - 2 * DAY).then(4 * DAY, "pay")
 
-    # Support (Croatian business days): routing, SLA warnings and breaches.
+    # Support (Croatian business hours): routing, the resolution SLA and its breach.
+    # Three working days without an answer: escalated to urgent, then four hours late.
     story.record(Ticket, 8 * DAY, subject="Printer jammed").then(8 * DAY, "triage")  # breached
     urgent = story.record(Ticket, 2 * HOUR + 25 * MINUTE, subject="Site down")
     urgent.then(2 * HOUR + 20 * MINUTE, "triage", priority="urgent")  # warning due 20 min ago
