@@ -46,10 +46,10 @@ def moved(model: Any, pk: Any, event: Any, db: str) -> Any:
     commits; the span, for ``within``, or ``None`` when nothing records it."""
     if _tracer is None:
         return None
-    span = _tracer.start_span(f"workflow.transition {event.name or event.to_state}")
+    name = f"workflow.transition {event.name or event.to_state}"
+    span = _tracer.start_span(name, attributes=_move_attributes(model, pk, event))
     if not span.is_recording():
         return None
-    span.set_attributes(_move_attributes(model, pk, event))
     transaction.on_commit(span.end, using=db)
     return span
 

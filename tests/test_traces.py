@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from django_workflow import traces
 from django_workflow.queueing import run_automatic_steps
 from django_workflow.schedulers.polling import poll
 from tests.processes import wait_for, worker
@@ -154,6 +155,17 @@ def test_a_task_queued_without_a_trace_context_starts_a_trace_of_its_own(spans):
     task = one(spans("workflow.task run_automatic_steps"))
     assert (task.parent, list(task.links)) == (None, [])
     assert Order.objects.get(pk=order.pk).status == "reserve"
+
+
+def test_a_task_carries_a_trace_context_only_when_a_span_is_current():
+    """Queued with no span current (a poll's safety net), a task takes no keyword a worker
+    of the release before would refuse."""
+    assert traces.carried() == {}
+    with trace.get_tracer(__name__).start_as_current_span("request") as request:
+        carried = traces.carried()
+    context = request.get_span_context()
+    ids = f"{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+    assert carried == {"trace_context": {"traceparent": f"00-{ids}"}}
 
 
 # A real worker ------------------------------------------------------------------------
