@@ -30,11 +30,15 @@ EXPORTER = InMemorySpanExporter()
 
 @pytest.fixture(scope="module", autouse=True)
 def provider():
-    """The SDK's provider, once per process (OpenTelemetry allows one), into memory."""
+    """The SDK's provider, once per process (OpenTelemetry allows one), into memory; the
+    spans of the tests run after this module are not kept."""
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
         sdk = TracerProvider()
         sdk.add_span_processor(SimpleSpanProcessor(EXPORTER))
         trace.set_tracer_provider(sdk)
+    yield
+    EXPORTER.clear()
+    EXPORTER.shutdown()
 
 
 @pytest.fixture
