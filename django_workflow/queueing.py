@@ -22,6 +22,7 @@ from typing import Any
 from django.apps import apps
 from django.db import router
 
+from . import traces
 from .conf import workflow_settings
 from .errors import TimeLimitExceeded
 from .pacing import paced
@@ -67,13 +68,16 @@ def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
 
     options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
     name = f"workflow:{model_label}:{step}.on_enter:{pk}"
-    async_task(ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options)
+    async_task(
+        ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options, **traces.carried()
+    )
 
 
 def _database(model_label: str, *args: Any) -> str:
     return router.db_for_write(apps.get_model(model_label))
 
 
+@traces.task
 @paced(_database)
 def run_entry(model_label: str, pk: Any, step: str) -> int:
     """The django-q2 task of ``Step(on_enter=...)``: run what the record owes for its
@@ -102,6 +106,7 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
         step,
         task_name=f"workflow:{model_label}:{step}:{pk}",
         q_options=options,
+        **traces.carried(),
     )
 
 
@@ -140,12 +145,14 @@ def _enqueue_run(model: Any, step: str, queue: str) -> None:
         options["timeout"] = math.ceil(steps.BUDGET + work.time_limit.total_seconds()) + 5
     label = model._meta.label
     try:
-        async_task(STEPS_TASK, label, step, task_name=f"workflow:{label}:{step}", q_options=options)
+        name = f"workflow:{label}:{step}"
+        async_task(STEPS_TASK, label, step, task_name=name, q_options=options, **traces.carried())
     except Exception:
         steps.not_queued(model, step)
         raise
 
 
+@traces.task
 def run_automatic_steps(model_label: str, step: str) -> int:
     """The django-q2 task of an automatic step: run the records waiting in it, a turn per
     record on SQLite, and queue a follow-up when some are left; how many moved on."""
@@ -158,6 +165,7 @@ def run_automatic_steps(model_label: str, step: str) -> int:
     return moved
 
 
+@traces.task
 @paced(_database)
 def run_automatic_step(model_label: str, pk: Any, step: str) -> str | None:
     """The django-q2 task for one record's automatic step (an interrupted attempt

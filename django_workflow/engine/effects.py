@@ -22,7 +22,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import meters, probes, retrying, stopping
+from .. import meters, probes, retrying, stopping, traces
 from ..columns import ON_ENTER
 from ..conf import workflow_settings
 from ..errors import error_summary, error_text
@@ -84,6 +84,7 @@ def _after(due: Any, after: tuple[datetime, int] | None) -> Any:
     return due.filter(due_at__gte=after[0]).exclude(due_at=after[0], id__lte=after[1])
 
 
+@traces.unit_of_work
 def run_one(model: Any, effect: int, now: datetime, db: str) -> bool:
     """Run the owed effect ``effect`` once, if it is due and nobody else runs it.
 

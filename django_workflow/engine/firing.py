@@ -18,7 +18,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import meters, probes, retrying, stopping
+from .. import meters, probes, retrying, stopping, traces
 from ..columns import NEXT_DUE_AT
 from ..events import Event, Trigger
 from ..pacing import turn
@@ -77,18 +77,23 @@ class Firing:
         _report(self.model, work, fired)
         return len(fired)
 
+    @traces.unit_of_work
     def move(self, work: Work, records: list[Any]) -> list[Any]:
         return _move_due(self.model, work, [record.pk for record in records], self.now, self.db)
 
+    @traces.unit_of_work
     def act(self, work: Work, records: list[Any]) -> list[Any]:
         return _fire(self.model, work, records, self.now, self.db)
 
+    @traces.unit_of_work
     def rejoin(self, work: Work, records: list[Any]) -> list[Any]:
         return recheck(self.model, work, [record.pk for record in records], self.now, self.db)
 
+    @traces.unit_of_work
     def release(self, work: Work, records: list[Any]) -> list[Any]:
         return claims.release_due(self.model, work, [r.pk for r in records], self.now, self.db)
 
+    @traces.unit_of_work
     def alarm(self, work: Work, records: list[Any]) -> list[Any]:
         return slas.fire_alarms(self.model, work, [r.pk for r in records], self.now, self.db)
 
@@ -225,6 +230,7 @@ def _batches(model: Any, work: Work, now: datetime, db: str, batch_size: int, sk
             return
 
 
+@traces.unit_of_work
 def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     moved, skip = [], set()
     for pks in _batches(model, work, now, db, batch_size, skip):
@@ -238,6 +244,7 @@ def _run_steps(model: Any, work: Work, now: datetime, db: str, batch_size: int) 
     return moved
 
 
+@traces.unit_of_work
 def _run_transitions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     """Transition timeouts move whole batches with one UPDATE."""
     changes = entry_changes(model.workflow, work.transition_to, now)
@@ -267,6 +274,7 @@ def _is_due(work: Work, record: Any, now: datetime) -> bool:
     return due is not None and due <= now
 
 
+@traces.unit_of_work
 def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int) -> list[Any]:
     """Action timeouts and every: each record in a transaction of its own."""
     fired, skip = [], set()

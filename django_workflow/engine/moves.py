@@ -17,7 +17,7 @@ from django.db.models import Model
 from django.db.models.signals import post_save, pre_save
 from django.utils import timezone
 
-from .. import due_instants, holders, meters, rearming, statements
+from .. import due_instants, holders, meters, rearming, statements, traces
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..errors import (
@@ -336,6 +336,7 @@ def _owe_and_announce(record: Any, event: Event, db: str) -> None:
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
+    span = traces.moved(model, pk, event, db)
     if instance is not None and step_changed.has_listeners(model):
         signal = partial(
             step_changed.send,
@@ -352,7 +353,7 @@ def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
     if step is not None and (step.is_automatic or step.on_enter is not None):
         # work follows the entry: the transport queues it
         follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
-        transaction.on_commit(follow_up, using=db)
+        transaction.on_commit(traces.within(span, follow_up), using=db)
 
 
 def _declared_comment(model: Any, event: Event) -> str:

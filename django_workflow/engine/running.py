@@ -11,7 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import due_instants, meters, probes, rearming, retrying, statements
+from .. import due_instants, meters, probes, rearming, retrying, statements, traces
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..errors import (
     TimeLimitExceeded,
@@ -58,6 +58,7 @@ def attempt_failed(
     round_key = due or getattr(record, STATE_ENTERED_AT)
     text = error_text(error)
     name = work.entity
+    traces.failed(record, work, attempt, error)
     if attempt < work.retry.max_attempts:
         wait = retrying.backoff(work.retry, attempt)
         retry_at = timezone.now() + wait
