@@ -1,6 +1,7 @@
 """A provider's export replayed with ``manage.py workflow_deliver`` on PostgreSQL
-(docs/events.md, "Replays"): ``WORKFLOW_REPLAY_SIZE`` deliveries (10,000 unless told; the figure for 100,000 is on the page),
-a fifth of them repeats and three in ten out of order, numbered with ``seq``.
+(docs/events.md, "Replays"): ``WORKFLOW_REPLAY_SIZE`` deliveries (10,000 unless told;
+the page quotes a run of 100,000), a fifth of them repeats and three in ten out of order,
+numbered with ``seq``.
 
 Per record, what was applied is what the sender intended, less the reports that came
 after a newer one (``stale``): each applied once, with one log row, in rising ``seq``, so
