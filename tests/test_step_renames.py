@@ -1,4 +1,4 @@
-"""``makemigrations`` asks whether a step was renamed (docs/changing-a-workflow.md).
+"""``makemigrations`` asks whether a step was renamed (docs/upgrading.md).
 
 Each test runs Django's real commands as subprocesses in a throw-away project (a
 temporary directory with its own settings and app), so the question is read from the
