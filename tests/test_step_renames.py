@@ -55,7 +55,7 @@ REFUND = """
 
 
 def declare(project: Path, parcel: str = PARCEL, refund: str = REFUND) -> None:
-    header = "from django_workflow import Step, Transition, WorkflowModel\n\n\n"
+    header = "from django_workflow import Step, Timeout, Transition, WorkflowModel\n\n\n"
     models = (
         f"{header}class Parcel(WorkflowModel):{textwrap.indent(textwrap.dedent(parcel), '    ')}"
         f"\n\nclass Refund(WorkflowModel):{textwrap.indent(textwrap.dedent(refund), '    ')}"
@@ -260,6 +260,8 @@ def test_several_renames_are_paired_in_the_order_answered(project):
 
 def test_only_the_model_whose_steps_changed_is_asked_about(project):
     declare(project, refund=renamed(REFUND, closed="refunded"))
+    other_app = manage(project, "makemigrations", "auth", "--dry-run")
+    assert "Was step" not in other_app.stdout
 
     result = manage(project, "makemigrations", "shop", "--dry-run", "-v", "3", answers="y\n")
     questions = re.findall(r"Was step '(\w+)' renamed to '(\w+)'\?", result.stdout)
@@ -282,3 +284,64 @@ def test_adding_or_removing_steps_alone_asks_nothing(project):
     result = manage(project, "makemigrations", "shop")
     assert "Was step" not in result.stdout
     assert "RenameStep" not in migration(project, "0003")
+
+
+#: Parcel with an action timeout in ``review``, whose fired column holds marks.
+PARCEL_REMINDED = (
+    PARCEL.replace(
+        'review = Step(Transition("approve", to="done"))',
+        "review = Step(\n"
+        '            Transition("approve", to="done"),\n'
+        '            Timeout("remind", fire_after="1d", action="remind"),\n'
+        "        )",
+    )
+    + "\n    def remind(self):\n        pass\n"
+)
+
+
+def test_a_timeout_renamed_as_removal_and_addition_stops_the_deploy_a_rename_field_not(
+    project,
+):
+    declare(project, PARCEL_REMINDED)
+    manage(project, "makemigrations", "shop", "--noinput")
+    manage(project, "migrate", "--noinput")
+    parcels_in_review(project, 2)
+    run(
+        project,
+        """
+        import json
+        from django.utils import timezone
+        from shop.models import Parcel
+        print(json.dumps(Parcel._base_manager.update(review_remind_fired_at=timezone.now())))
+        """,
+    )
+    declare(project, renamed(PARCEL_REMINDED, remind="nudge"))
+
+    manage(project, "makemigrations", "shop", "--noinput")  # Django assumes no field rename
+    deploy = manage(project, "check", "--deploy", "--database", "default", ok=False)
+    assert deploy.returncode == 1
+    assert "shop.Parcel: (django_workflow.E077) column 'review_remind_fired_at'" in deploy.stderr
+    assert "removes it and adds 'review_nudge_fired_at'" in deploy.stderr
+
+    # Django offers no rename (the help text names the timeout): the deployer writes it.
+    migrations = project / "shop" / "migrations"
+    next(migrations.glob("0003_*.py")).unlink()
+    previous = next(migrations.glob("0002_*.py")).stem
+    (migrations / "0003_rename_remind.py").write_text(
+        RENAMED_COLUMN.format(previous=previous, old="remind", new="nudge")
+    )
+    assert manage(project, "check", "--deploy", "--database", "default").returncode == 0
+    manage(project, "migrate", "--noinput")
+    assert manage(project, "check", "--deploy", "--database", "default").returncode == 0
+
+
+RENAMED_COLUMN = """
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [("shop", "{previous}")]
+    operations = [
+        migrations.RenameField("parcel", "review_{old}_fired_at", "review_{new}_fired_at"),
+    ]
+"""

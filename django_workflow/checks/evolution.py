@@ -52,6 +52,7 @@ class Waiting:
     repaired: set[tuple[str, str]] = field(default_factory=set)  # (model label, step)
     dropped: set[tuple[str, str, str]] = field(default_factory=set)  # (app, model, column)
     added: set[tuple[str, str, str]] = field(default_factory=set)
+    renamed: set[tuple[str, str, str]] = field(default_factory=set)  # the old names
 
     @classmethod
     def read(cls, using: str) -> Waiting:
@@ -75,8 +76,7 @@ class Waiting:
         elif isinstance(operation, schema.RemoveField):
             self.dropped.add((app_label, operation.model_name_lower, operation.name))
         elif isinstance(operation, schema.RenameField):
-            self.dropped.add((app_label, operation.model_name_lower, operation.old_name))
-            self.added.add((app_label, operation.model_name_lower, operation.new_name))
+            self.renamed.add((app_label, operation.model_name_lower, operation.old_name))
         elif isinstance(operation, schema.AddField):
             self.added.add((app_label, operation.model_name_lower, operation.name))
 
@@ -121,6 +121,8 @@ def _stray_marks(model: Any, using: str, waiting: Waiting) -> list[checks.CheckM
     for column in _table_columns(meta.db_table, using):
         if column in declared or not column.endswith(TIMEOUT_FIRED):
             continue
+        if (*key, column) in waiting.renamed:
+            continue  # its marks go on under the new name
         every = column.endswith(EVERY_LAST_FIRED)
         suffix = EVERY_LAST_FIRED if every else TIMEOUT_FIRED
         step = _step_of(column, model.workflow.steps)
@@ -147,8 +149,9 @@ def _removed_timeout(
         f"still holds when it fired for {marks} records in database {using!r}, and "
         f"{_fate(renamed_as)}: a timeout renamed this way fires again for those records.",
         f"If the timeout was renamed, rename its column in the migration "
-        f"(migrations.RenameField({model._meta.model_name!r}, {column!r}, <new column>); "
-        "makemigrations asks about it); if it is removed for good, let makemigrations "
+        f"(migrations.RenameField({model._meta.model_name!r}, {column!r}, <new column>) "
+        "instead of its RemoveField and AddField: makemigrations does not offer it as a "
+        "rename, the help text names the timeout); if it is removed for good, let makemigrations "
         "remove the column. Then migrate.",
         "E077",
     )
