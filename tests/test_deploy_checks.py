@@ -10,7 +10,7 @@ from django.core.management.base import SystemCheckError
 from django.db import connection, models
 
 from django_workflow.checks import check_deploy_records
-from tests.testapp.models import Appeal, Decision
+from tests.testapp.models import Appeal, Decision, Order
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,6 +79,16 @@ def test_records_in_an_undeclared_step_are_an_error_on_deploy():
         call_command("check", "--deploy", "--database", "default", stdout=io.StringIO())
 
 
+def test_a_renamed_state_field_is_named_in_the_hint():
+    order = Order.objects.create()
+    Order.objects.filter(pk=order.pk).update(status="gone_step")
+    [stranded] = deploy_errors()
+    assert stranded.obj is Order
+    assert "RenameStep('testapp.Order', 'gone_step', new, state_attribute='status')" in (
+        stranded.hint
+    )
+
+
 def test_without_deploy_they_stay_the_warning_w010():
     strand("gone_step")
     messages = checks.run_checks(databases=["default"])
@@ -94,8 +104,8 @@ def test_the_fired_column_of_a_removed_action_timeout_holding_marks_is_an_error(
     assert left.id == "django_workflow.E077"
     assert left.obj is Appeal
     assert left.msg.startswith(
-        "column 'review_nudge_fired_at' of an action timeout of step 'review' the "
-        "declaration no longer has still holds when it fired for 2 records in database "
+        "column 'review_nudge_fired_at' of a removed action timeout of step 'review' "
+        "still holds when it fired for 2 records in database "
         "'default', and no migration waiting to be applied removes or renames the column"
     )
     assert "migrations.RenameField('appeal', 'review_nudge_fired_at'" in left.hint
@@ -110,6 +120,15 @@ def test_a_removed_every_says_it_stops_repeating(left_column):
         "an every of step 'waiting' is no longer declared: it stops repeating for the "
         "records in that step. Its column 'waiting_ping_last_fired_at' still holds when "
         "it last fired for 1 records"
+    )
+
+
+def test_the_column_of_a_timeout_in_a_removed_step_says_so(left_column):
+    left_column("archived_nudge_fired_at")
+    mark("archived_nudge_fired_at", 1)
+    [left] = deploy_errors()
+    assert left.msg.startswith(
+        "column 'archived_nudge_fired_at' of a removed action timeout of a removed step still holds"
     )
 
 

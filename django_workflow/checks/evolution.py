@@ -145,14 +145,14 @@ def _removed_timeout(
 ) -> checks.Error:
     return error(
         model,
-        f"column {column!r} of an action timeout {_in(step)} the declaration no longer has "
-        f"still holds when it fired for {marks} records in database {using!r}, and "
-        f"{_fate(renamed_as)}: a timeout renamed this way fires again for those records.",
+        f"column {column!r} of a removed action timeout {_in(step)} still holds when it "
+        f"fired for {marks} records in database {using!r}, and {_fate(renamed_as)}: a "
+        "timeout renamed this way fires again for those records.",
         f"If the timeout was renamed, rename its column in the migration "
         f"(migrations.RenameField({model._meta.model_name!r}, {column!r}, <new column>) "
         "instead of its RemoveField and AddField: makemigrations does not offer it as a "
-        "rename, the help text names the timeout); if it is removed for good, let makemigrations "
-        "remove the column. Then migrate.",
+        "rename, the help text names the timeout); if it is removed for good, let "
+        "makemigrations remove the column. Then migrate.",
         "E077",
     )
 
@@ -181,7 +181,7 @@ def _fate(renamed_as: str | None) -> str:
 
 
 def _in(step: str | None) -> str:
-    return f"of step {step!r}" if step else "of a step the declaration no longer has"
+    return f"of step {step!r}" if step else "of a removed step"
 
 
 def _step_of(column: str, steps: Iterable[str]) -> str | None:
