@@ -13,7 +13,7 @@ class DjangoWorkflowConfig(AppConfig):
         from django.db.models.signals import post_delete
         from django_q.signals import post_execute_in_worker, post_spawn, pre_execute
 
-        from .checks import check_records, check_workflows
+        from .checks import check_deploy_records, check_records, check_workflows
         from .queueing import queue_entered
         from .signals import entered_step
         from .worker_signals import stop_gently, task_finished, task_started
@@ -22,6 +22,8 @@ class DjangoWorkflowConfig(AppConfig):
         # It queries records, so it runs only where Django passes databases:
         # `check --database <alias>`, `migrate` and `test`.
         checks.register(check_records, "django_workflow", checks.Tags.database)
+        # The same rows as errors, so `check --deploy --database <alias>` stops a deploy.
+        checks.register(check_deploy_records, "django_workflow", checks.Tags.database, deploy=True)
         post_delete.connect(_child_deleted, dispatch_uid="django_workflow.join_child_deleted")
         entered_step.connect(queue_entered, dispatch_uid="django_workflow.queue_entered")
         post_spawn.connect(stop_gently, dispatch_uid="django_workflow.stop_gently")

@@ -17,6 +17,7 @@ from .common import error
 from .deadlines import check_deadlines
 from .deployment import check_deployment
 from .events import check_events
+from .evolution import check_deploy_records
 from .graph import check_reachable, check_references
 from .joins import check_joins
 from .options import check_options, check_own_fields
@@ -29,6 +30,7 @@ from .undo import check_undo
 
 __all__ = [
     "RULES",
+    "check_deploy_records",
     "check_deployment",
     "check_model",
     "check_records",

@@ -1,0 +1,93 @@
+"""``makemigrations`` asks whether a step was renamed, as Django asks about fields.
+
+When a step disappears from a workflow's declaration and another appears on the
+same model, the state field's ``choices`` change and Django writes an
+``AlterField``: the records in the old step would be left in a step the
+declaration no longer has. The autodetector below asks, for each such pair,
+"Was step 'x' renamed to 'y'? [y/N]" and, on yes, writes ``RenameStep`` before
+the field change. ``manage.py makemigrations`` uses it through the package's
+own ``makemigrations`` command (``management/commands/makemigrations.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.db.migrations.autodetector import MigrationAutodetector
+from django.db.migrations.questioner import InteractiveMigrationQuestioner
+
+from .operations import RenameStep
+from .registry import is_workflow_model
+
+
+class WorkflowAutodetector(MigrationAutodetector):
+    """Django's autodetector, plus ``RenameStep`` for the steps the questioner says
+    were renamed."""
+
+    def generate_altered_fields(self) -> None:
+        # Before the AlterField of the state field's choices, in the same migration.
+        self.generate_renamed_steps()
+        super().generate_altered_fields()
+
+    def generate_renamed_steps(self) -> None:
+        for app_label, model_name in sorted(self.kept_model_keys):
+            if self.questioner.specified_apps and app_label not in self.questioner.specified_apps:
+                continue
+            for old, new, model_state, state in self._step_renames(app_label, model_name):
+                self.add_operation(app_label, RenameStep(model_state.name, old, new, state))
+
+    def _step_renames(self, app_label: str, model_name: str) -> list[tuple[str, str, Any, str]]:
+        """``(old, new, model state, state attribute)`` of each step the questioner says
+        was renamed: each removed step is offered the added ones in turn, as Django
+        offers fields."""
+        workflow = _workflow(app_label, model_name)
+        if workflow is None:
+            return []
+        state = workflow.state_attribute
+        old_state = self.from_state.models[
+            app_label, self.renamed_models.get((app_label, model_name), model_name)
+        ]
+        new_state = self.to_state.models[app_label, model_name]
+        old_field = self.renamed_fields.get((app_label, model_name, state), state)
+        if old_field not in old_state.fields or state not in new_state.fields:
+            return []
+        old_steps = _steps(old_state.fields[old_field])
+        new_steps = _steps(new_state.fields[state])
+        removed = [step for step in old_steps if step not in new_steps]
+        added = [step for step in new_steps if step not in old_steps]
+        renames = []
+        for old in removed:
+            for new in added:
+                if ask_step_renamed(self.questioner, new_state.name, old, new):
+                    renames.append((old, new, new_state, state))
+                    added.remove(new)
+                    break
+        return renames
+
+
+def ask_step_renamed(questioner: Any, model: str, old: str, new: str) -> bool:
+    """The answer to "Was step 'old' renamed to 'new'?": asked on a terminal; without
+    one (``--noinput``), no, and the command's output says so."""
+    if isinstance(questioner, InteractiveMigrationQuestioner):
+        return bool(questioner._boolean_input(f"Was step {old!r} renamed to {new!r}? [y/N]", False))
+    log = getattr(questioner, "log", None)
+    if log is not None and getattr(questioner, "verbosity", 1) > 0:
+        log(
+            f"Step {old!r} of {model} disappeared and {new!r} appeared: assumed not renamed "
+            f"(--noinput). If it was renamed, add RenameStep({model!r}, {old!r}, {new!r}) to "
+            "the migration before the AlterField, or run makemigrations without --noinput."
+        )
+    return False
+
+
+def _workflow(app_label: str, model_name: str) -> Any:
+    try:
+        model = apps.get_model(app_label, model_name)
+    except LookupError:
+        return None
+    return model.workflow if is_workflow_model(model) else None
+
+
+def _steps(field: Any) -> list[str]:
+    return [str(value) for value, _label in getattr(field, "choices", None) or ()]
