@@ -2,13 +2,12 @@
 processes at once is applied once — the unique ``(event, id)`` decides in the database —
 and a buffered event meets its record's move exactly once."""
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from django_workflow import deliver
 from django_workflow.models import EventDelivery, TransitionLog
+from tests.races import at_once
 from tests.testapp.models import Payment
 
 pytestmark = [
@@ -17,29 +16,6 @@ pytestmark = [
         connection.vendor != "postgresql", reason="row-level concurrency needs PostgreSQL"
     ),
 ]
-
-
-def at_once(calls):
-    """Run each call on a connection of its own, all released together; their results (or
-    the repr of what they raised)."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        except Exception as error:  # a deadlock or any other surprise: the test says which
-            results[index] = repr(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def outcome_of(event, key, **values):
