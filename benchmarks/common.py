@@ -309,3 +309,11 @@ def profile(function, top=18):
 
 def profiling():
     return os.environ.get("BENCH_PROFILE") == "1"
+
+
+def no_flush(sender, connection, **kwargs):
+    """SQLite without a disk flush per commit, like the benchmarks' PostgreSQL (fsync=off)."""
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = OFF")

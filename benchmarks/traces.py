@@ -62,15 +62,7 @@ DATABASES = os.environ.get("BENCH_DATABASES", "postgres,default").split(",")
 HOOK_CALLS = 1_000_000
 
 
-def no_flush(sender, connection, **kwargs):
-    """SQLite without a disk flush per commit, like the benchmarks' PostgreSQL (fsync=off)."""
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute("PRAGMA synchronous = OFF")
-
-
-connection_created.connect(no_flush)
+connection_created.connect(common.no_flush)
 
 
 class Dropped(SpanExporter):

@@ -69,15 +69,7 @@ NAMES = ("flip", "flop")
 DATABASES = os.environ.get("BENCH_DATABASES", "postgres,default").split(",")
 
 
-def no_flush(sender, connection, **kwargs):
-    """SQLite without a disk flush per commit, like the benchmarks' PostgreSQL (fsync=off)."""
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute("PRAGMA synchronous = OFF")
-
-
-connection_created.connect(no_flush)
+connection_created.connect(common.no_flush)
 #: Calls of the no-op receiver, per model, in the current round.
 heard = {}
 
