@@ -18,17 +18,19 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ImproperlyConfigured
-from django.db import router
+from django.db import connections, router
 from django.db.models import Count, DateTimeField, Min, Value
 from django.db.models.functions import Cast
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views import View
 
 try:
@@ -76,12 +78,13 @@ def read_figures(
     found: dict[Any, ModelFigures] = {}
     for db, group in _by_database(models).items():
         stopped, owing = _ran_out(group, db)
-        parts = [
+        halted = [
             part
             for index, model in enumerate(group)
-            for part in _gauge_parts(model, index, db, now, stopped[model], owing[model])
+            if stopped[model] or owing[model]
+            for part in [_halted_part(model, index, db, stopped[model], owing[model])]
         ]
-        rows = _union(parts)
+        rows = _counts(group, db, now, halted)
         for index, model in enumerate(group):
             mine = [row for row in rows if row[1] == index]
             found[model] = _model_figures(model, now, settled.get(model, {}), mine)
@@ -108,28 +111,92 @@ def model_figures(model: Any, now: datetime) -> ModelFigures:
     return read_figures([model], now, settled_records([model]))[0]
 
 
-def _gauge_parts(
-    model: Any, index: int, db: str, now: datetime, stopped: list[Any], owing: list[str]
-) -> list[Any]:
+def _gauge_parts(model: Any, index: int, db: str, now: datetime) -> list[Any]:
     """One model's grouped queries, each served by an index: the records in its moving
     steps (the state index alone), the overdue ones and their oldest due instant (the
-    partial ``next_due_at`` index: only the overdue entries), the halted ones (by key)."""
+    partial ``next_due_at`` index: only the overdue entries)."""
     parts = [_grouped(_rows(model, db).filter(**_in_moving_steps(model)), index)]
     if model.workflow.has_deadlines:
         late = _rows(model, db).filter(**{f"{NEXT_DUE_AT}__lte": now})
         parts.append(
             _grouped(late, index, records=Value(0), overdue=Count("*"), oldest=Min(NEXT_DUE_AT))
         )
-    if stopped or owing:
-        # Read by key alone, then counted where the record is still halted: filtering on
-        # the state too lets PostgreSQL AND the state index in, reading all the step.
-        keys = {model._meta.pk.to_python(object_id) for _work, object_id in stopped}
-        keys |= {model._meta.pk.to_python(object_id) for object_id in owing}
-        halted = Count("pk", filter=status.halted_condition(model, stopped, owing))
-        parts.append(
-            _grouped(_rows(model, db).filter(pk__in=keys), index, records=Value(0), halted=halted)
-        )
     return parts
+
+
+def _halted_part(
+    model: Any, index: int, db: str, stopped: list[tuple[str, str]], owing: list[str]
+) -> Any:
+    """The model's halted records per step, read by key alone, then counted where still
+    halted: filtering on the state too lets PostgreSQL AND in the state index, reading
+    all the step."""
+    keys = {model._meta.pk.to_python(object_id) for _work, object_id in stopped}
+    keys |= {model._meta.pk.to_python(object_id) for object_id in owing}
+    halted = Count("pk", filter=status.halted_condition(model, stopped, owing))
+    return _grouped(_rows(model, db).filter(pk__in=keys), index, records=Value(0), halted=halted)
+
+
+class Statement(NamedTuple):
+    """The compiled ``UNION ALL`` of a group's ``_gauge_parts``: the same at every scrape
+    but for ``now``, which sits at ``instants`` among the parameters."""
+
+    sql: str
+    params: tuple[Any, ...]
+    instants: tuple[int, ...]
+
+
+#: Per database and models, their ``Statement``: compiling some fifty querysets at each
+#: scrape cost more than PostgreSQL took to run them.
+statements: dict[tuple[str, tuple[Any, ...]], Statement] = {}
+
+
+def _counts(group: list[Any], db: str, now: datetime, halted: list[Any]) -> list[tuple[Any, ...]]:
+    """The rows of every model's ``_gauge_parts`` and of ``halted``, by one statement."""
+    connection = connections[db]
+    statement = statements.get((db, tuple(group)))
+    if statement is None:
+        statement = statements[db, tuple(group)] = _compiled(group, db, now)
+    params = list(statement.params)
+    for at in statement.instants:
+        params[at] = _prepared(now, connection)
+    sql = statement.sql
+    if halted:
+        more, more_params = _union_of(halted).query.get_compiler(db).as_sql()
+        sql, params = f"{sql} UNION ALL {more}", [*params, *more_params]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [(*row[:5], _instant(row[5])) for row in rows]
+
+
+def _compiled(group: list[Any], db: str, now: datetime) -> Statement:
+    """``group``'s ``Statement``, found by compiling it at two instants: the parameters
+    that differ are ``now``'s."""
+    sql, params = _sql(group, db, now)
+    _sql_before, before = _sql(group, db, now - timedelta(days=1))
+    instants = tuple(at for at, (a, b) in enumerate(zip(params, before, strict=True)) if a != b)
+    return Statement(sql, tuple(params), instants)
+
+
+def _sql(group: list[Any], db: str, now: datetime) -> tuple[str, list[Any]]:
+    parts = [
+        part for index, model in enumerate(group) for part in _gauge_parts(model, index, db, now)
+    ]
+    sql, params = _union_of(parts).query.get_compiler(db).as_sql()
+    return sql, list(params)
+
+
+def _prepared(now: datetime, connection: Any) -> Any:
+    return DateTimeField().get_db_prep_value(now, connection, prepared=False)
+
+
+def _instant(value: Any) -> datetime | None:
+    """A ``MIN(next_due_at)`` as the cursor gives it (SQLite: text in UTC) as an instant."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and settings.USE_TZ and timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value
 
 
 def _grouped(
@@ -160,9 +227,11 @@ def _grouped(
 
 def _union(parts: list[Any]) -> list[tuple[Any, ...]]:
     """The rows of ``parts``, read by one statement."""
-    if not parts:
-        return []
-    return list(parts[0].union(*parts[1:], all=True))
+    return list(_union_of(parts)) if parts else []
+
+
+def _union_of(parts: list[Any]) -> Any:
+    return parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
 
 
 def _model_figures(

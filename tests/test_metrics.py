@@ -168,6 +168,19 @@ def test_a_scrape_sends_three_queries_whatever_the_number_of_models_and_steps(rf
     assert named(found, "workflow_overdue")["testapp.Proposal|review"] == 2
 
 
+def test_the_statement_kept_between_scrapes_reads_at_each_scrape_s_instant(rf, time_machine):
+    workflow_metrics.statements.clear()
+    time_machine.move_to(START, tick=False)
+    Proposal.objects.create()
+    assert series(samples(rf), "workflow_overdue", model="testapp.Proposal", step="review") == 0
+    assert workflow_metrics.statements  # compiled once, then kept
+    time_machine.move_to(START + timedelta(days=3), tick=False)  # the 2d reminder came due
+    found = samples(rf)
+    assert series(found, "workflow_overdue", model="testapp.Proposal", step="review") == 1
+    lag = series(found, "workflow_due_lag_seconds", model="testapp.Proposal")
+    assert lag == timedelta(days=1).total_seconds()
+
+
 def test_a_model_without_deadlines_has_no_overdue_and_no_lag(rf):
     Quiet.objects.create()
     found = samples(rf)
