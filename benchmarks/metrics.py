@@ -24,13 +24,15 @@ renders them:
 3. their average for a scrape every 15 s with the defaults (300 s / 15 s); target
    < 50 ms;
 4. a scrape within ``METRICS_CACHE`` seconds of the last;
-5. the gauges of the million-record model alone (``model_figures``, the terminal
-   counts kept): what the million records cost, without the other models' queries
-   (each model costs a few index lookups, whatever its size); target < 50 ms.
+5. the gauges of the million-record model alone (``read_figures``, the terminal
+   counts kept): what the million records cost, without the other models' parts of
+   the statements (each model adds a few index lookups, whatever its size); target
+   < 50 ms.
 
-Then the query plans of the statements reading the million-record model's gauges
-(``EXPLAIN (ANALYZE, BUFFERS)``): the state index alone for the records per step,
-the ``next_due_at`` index for the overdue records and the lag.
+Then the query plans of the statements a scrape sends to PostgreSQL (``EXPLAIN
+(ANALYZE, BUFFERS)``): in one ``UNION ALL`` per database, the state index alone for
+the records in moving steps, the ``next_due_at`` index for the overdue records and
+the lag, the primary key for the halted ones.
 
     scripts/bench.sh benchmarks/metrics.py
     BENCH_ROWS=100000 .venv/bin/python benchmarks/metrics.py   (after scripts/postgres.sh start)
@@ -201,11 +203,12 @@ def counted(function):
     return len(big) + len(small)
 
 
-def plans(now):
-    """``EXPLAIN (ANALYZE, BUFFERS)`` of the statements one scrape sends about the big model."""
+def plans():
+    """``EXPLAIN (ANALYZE, BUFFERS)`` of the statements a scrape reading the terminal counts
+    too sends to PostgreSQL (every workflow model there, the big one among them)."""
     connection = connections[ALIAS]
-    with CaptureQueriesContext(connection) as captured:
-        workflow_metrics.model_figures(ScrapedOrder, now)
+    with settings(0, 0), CaptureQueriesContext(connection) as captured:
+        scrape()
     for query in captured.captured_queries:
         sql = query["sql"]
         print(f"\n  {shortened(sql)}")
@@ -246,9 +249,10 @@ def main():
         timed(scrape, 5)  # warm: plans, buffers
         scrapes = timed(scrape, SCRAPES)
         queries = counted(scrape)
-        settled = workflow_metrics.settled_records(ScrapedOrder)
+        settled = workflow_metrics.settled_records([ScrapedOrder])
         alone = timed(
-            lambda: workflow_metrics.model_figures(ScrapedOrder, timezone.now(), settled), SCRAPES
+            lambda: workflow_metrics.read_figures([ScrapedOrder], timezone.now(), settled),
+            SCRAPES,
         )
     with settings(0, 0):  # the scrape that reads the terminal counts again too
         timed(scrape, 2)
@@ -273,8 +277,8 @@ def main():
             target = f"   target < {TARGET_MS:.0f} ms  {mark}"
         print(f"  {title:<40}{common.spread(values, 1000):>24}{target}")
     print(f"\na scrape (terminal counts kept) sends {queries} queries")
-    print("\nQuery plans of the gauges of the 1M-record model (terminal counts included):")
-    plans(timezone.now())
+    print("\nQuery plans of a scrape's statements on PostgreSQL (terminal counts included):")
+    plans()
     connections.close_all()
 
 

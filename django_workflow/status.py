@@ -6,6 +6,7 @@ page and the changelist's status filter read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -48,43 +49,54 @@ def overdue(model: Any, now: datetime | None = None) -> Any:
 def halted(model: Any) -> Any:
     """The records whose automatic step stopped retrying, still in that step, and those
     owing an ``on_enter`` effect that stopped retrying, wherever they are now."""
-    workflow = model.workflow
     db = router.db_for_read(model)
     rows = retrying.rows(model, db).filter(halted=True, work__startswith=names.STEP_PREFIX)
+    effects = pending(model, db).filter(due_at__isnull=True).values_list("object_id", flat=True)
+    return halted_among(model, rows.values_list("work", "object_id"), effects)
+
+
+def halted_among(model: Any, stopped: Iterable[tuple[str, str]], owing: Iterable[str]) -> Any:
+    """``halted``, given the model's halted automatic-step attempts (``(work, object_id)``)
+    and the object ids of the ``on_enter`` effects whose attempts ran out."""
+    return model._base_manager.filter(halted_condition(model, stopped, owing))
+
+
+def halted_condition(model: Any, stopped: Iterable[tuple[str, str]], owing: Iterable[str]) -> Q:
+    """The condition ``halted_among`` filters on: a record in the step whose attempts ran
+    out, or owing an effect whose attempts ran out."""
     by_step: dict[str, list[Any]] = {}
-    for work, object_id in rows.values_list("work", "object_id"):
+    for work, object_id in stopped:
         step = names.automatic_step(work)
         by_step.setdefault(step, []).append(model._meta.pk.to_python(object_id))
     condition = Q(pk__in=[])
     for step, keys in by_step.items():
-        condition |= Q(**{workflow.state_attribute: step}, pk__in=keys)
-    effects = pending(model, db).filter(due_at__isnull=True).values_list("object_id", flat=True)
-    owing = {model._meta.pk.to_python(object_id) for object_id in effects}
-    if owing:
-        condition |= Q(pk__in=owing)
-    return model._base_manager.filter(condition)
+        condition |= Q(**{model.workflow.state_attribute: step}, pk__in=keys)
+    keys = {model._meta.pk.to_python(object_id) for object_id in owing}
+    if keys:
+        condition |= Q(pk__in=keys)
+    return condition
 
 
-def step_statuses(
-    model: Any, now: datetime | None = None, *, records: dict[str, int] | None = None
-) -> list[StepStatus]:
-    """Each declared step in declaration order, then any step only the table still has.
-
-    ``records``: the records per step, when the caller counted them (``records_in``);
-    ``oldest_entry`` is then left empty."""
+def step_statuses(model: Any, now: datetime | None = None) -> list[StepStatus]:
+    """Each declared step in declaration order, then any step only the table still has."""
     state = model.workflow.state_attribute
-    if records is None:
-        counts = {
-            row[state]: row
-            for row in model._base_manager.order_by()
-            .values(state)
-            .annotate(records=Count("pk"), oldest=Min(STATE_ENTERED_AT))
-        }
-    else:
-        counts = {step: {"records": count} for step, count in records.items()}
+    counts = {
+        row[state]: row
+        for row in model._base_manager.order_by()
+        .values(state)
+        .annotate(records=Count("pk"), oldest=Min(STATE_ENTERED_AT))
+    }
     late = _per_step(overdue(model, now), state)
     stuck = _per_step(halted(model), state)
-    names = [*model.workflow.steps, *sorted(set(counts) - set(model.workflow.steps))]
+    return listed(model, counts, late, stuck)
+
+
+def listed(
+    model: Any, counts: dict[str, dict[str, Any]], late: dict[str, int], stuck: dict[str, int]
+) -> list[StepStatus]:
+    """The ``StepStatus`` of each declared step, then of each other step in ``counts``
+    (``{step: {"records": n, "oldest": entry}}``, ``oldest`` optional)."""
+    steps = model.workflow.steps
     return [
         StepStatus(
             step=name,
@@ -92,20 +104,10 @@ def step_statuses(
             overdue=late.get(name, 0),
             halted=stuck.get(name, 0),
             oldest_entry=counts.get(name, {}).get("oldest"),
-            declared=name in model.workflow.steps,
+            declared=name in steps,
         )
-        for name in names
+        for name in [*steps, *sorted(set(counts) - set(steps))]
     ]
-
-
-def records_in(model: Any, steps: list[str], *, others: bool = False) -> dict[str, int]:
-    """The records in each of ``steps`` (``others=True``: in each step not among them),
-    counted from the state index alone."""
-    state = model.workflow.state_attribute
-    chosen = {f"{state}__in": steps}
-    rows = model._base_manager.exclude(**chosen) if others else model._base_manager.filter(**chosen)
-    # COUNT(*), not of the key: the key is not in the state index, which then suffices.
-    return dict(rows.order_by().values_list(state).annotate(records=Count("*")))
 
 
 def _per_step(records: Any, state: str) -> dict[str, int]:

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -151,6 +152,33 @@ def test_every_gauge_equals_the_overview_figures(rf, admin_client, time_machine)
         assert series(found, "workflow_halted", model=label) == halted
         shown += 1
     assert shown >= 3  # Proposals, Syncs and Decisions at least
+
+
+def test_a_scrape_sends_three_queries_whatever_the_number_of_models_and_steps(rf, time_machine):
+    """The terminal steps' counts (``METRICS_TERMINAL_CACHE`` is 0 here), the attempts and
+    effects that ran out, then every model's counts: one statement each for the database."""
+    make_records(time_machine)
+    samples(rf)  # the content types are read once, then kept by Django
+    models = workflow_models()
+    assert len(models) >= 10 and sum(len(m.workflow.steps) for m in models) >= 30
+    with CaptureQueriesContext(connection) as scraped:
+        found = samples(rf)
+    assert len(scraped) == 3, [query["sql"] for query in scraped]
+    assert named(found, "workflow_halted")["testapp.Sync|"] == 1  # read, not skipped
+    assert named(found, "workflow_overdue")["testapp.Proposal|review"] == 2
+
+
+def test_the_statement_kept_between_scrapes_reads_at_each_scrape_s_instant(rf, time_machine):
+    workflow_metrics.statements.clear()
+    time_machine.move_to(START, tick=False)
+    Proposal.objects.create()
+    assert series(samples(rf), "workflow_overdue", model="testapp.Proposal", step="review") == 0
+    assert workflow_metrics.statements  # compiled once, then kept
+    time_machine.move_to(START + timedelta(days=3), tick=False)  # the 2d reminder came due
+    found = samples(rf)
+    assert series(found, "workflow_overdue", model="testapp.Proposal", step="review") == 1
+    lag = series(found, "workflow_due_lag_seconds", model="testapp.Proposal")
+    assert lag == timedelta(days=1).total_seconds()
 
 
 def test_a_model_without_deadlines_has_no_overdue_and_no_lag(rf):
