@@ -1,5 +1,5 @@
 """The counters and the histogram the engine feeds: events, attempts and how late deadlines
-fired (docs/metrics.md). ``metrics`` exposes them with the gauges.
+fired (docs/traces-and-metrics.md#metrics). ``metrics`` exposes them with the gauges.
 
 A low room: the engine calls it, it imports nothing of the package. Each count is
 added once the transaction that wrote it commits, so a rolled-back move counts

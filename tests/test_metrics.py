@@ -1,4 +1,4 @@
-"""``django_workflow.metrics.MetricsView`` (docs/metrics.md): gauges equal to the
+"""``django_workflow.metrics.MetricsView`` (docs/traces-and-metrics.md#metrics): gauges equal to the
 Workflows overview and to counts taken here from the records, counters of events and
 attempts, the lateness histogram, the gauges' cache, who may read it, and what a
 scrape shows of a worker process."""
