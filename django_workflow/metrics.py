@@ -1,5 +1,6 @@
 """``MetricsView``: the Prometheus exposition of where records stand and what the engine did
-(docs/traces-and-metrics.md#metrics). Needs ``prometheus_client`` (``pip install dj-workflow[metrics]``).
+(docs/traces-and-metrics.md#metrics). Needs ``prometheus_client``
+(``pip install dj-workflow[metrics]``).
 
 The gauges are the Workflows overview's figures (``status``), read from indexes and
 kept for ``DJANGO_WORKFLOW["METRICS_CACHE"]`` seconds, so scrapes from several

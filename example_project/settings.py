@@ -1,5 +1,6 @@
 """The example project: five workflows on SQLite, run by ``make demo``."""
 
+import logging
 import os
 from pathlib import Path
 
@@ -82,9 +83,10 @@ STATIC_URL = "static/"
 LOGIN_REDIRECT_URL = "/agent/"
 
 
-def static_file_served(record) -> bool:
+def static_file_served(record: logging.LogRecord) -> bool:
     """Whether a runserver request line is a static file served without a problem."""
-    request_line = str(record.args[0]) if record.args else ""
+    args = record.args
+    request_line = str(args[0]) if isinstance(args, tuple) and args else ""
     path = request_line.split(" ")[1] if request_line.count(" ") >= 2 else ""
     return path.startswith(f"/{STATIC_URL}") and getattr(record, "status_code", 500) < 400
 
