@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.utils.translation import ngettext
 
 from ..declaration import humanise
+from ..service_levels import in_business_hours
 from ..wording import describe_deadline, next_deadline, sla_words, span  # noqa: F401
 
 #: How the panel names a step's kind.
@@ -88,9 +89,15 @@ def vote_tallies(record: Any) -> list[dict[str, str]]:
 
 def sla_clocks(record: Any) -> list[dict[str, str]]:
     """Each SLA of the record's workflow in words (``record.sla()``), in declaration order."""
+    slas = type(record).workflow.clocked_slas
     return [
-        {"name": name, "label": humanise(name), "state": clock.state, "text": sla_words(clock)}
-        for name in type(record).workflow.clocked_slas
+        {
+            "name": name,
+            "label": humanise(name),
+            "state": clock.state,
+            "text": sla_words(clock, in_business_hours(sla)),
+        }
+        for name, sla in slas.items()
         for clock in (record.sla(name),)
     ]
 

@@ -176,3 +176,14 @@ def test_the_admin_shows_each_tickets_resolution_sla_and_the_overview_counts_the
     assert {fresh(late).state, running.state} == {"urgent", "new"}  # late: escalated
     overview = client.get("/admin/django_workflow/workflowoverview/").content.decode()
     assert "SLA “Resolution”: 2 running, 1 paused, 1 breached" in overview  # late runs on
+
+
+def test_a_new_tickets_clock_reads_in_working_hours_and_its_warning_is_a_deadline(clock, client):
+    clock.at(local(2026, 12, 1, 8))  # a Tuesday, at opening
+    Ticket.objects.create(subject="Fresh")
+    client.force_login(User.objects.create_superuser("lead"))
+    html = client.get("/admin/support/ticket/").content.decode()
+    column = dict(re.findall(r'>(\w+)</a></th>.*?class="field-workflow_slas">([^<]*)<', html))
+    assert column == {"Fresh": "24 h left"}  # three working days of 8 h, not "1 d"
+    # 16 working hours: Tuesday's and Wednesday's
+    assert "SLA “Resolution”: warning due Wed 2 Dec 16:00" in html
