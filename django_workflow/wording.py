@@ -20,6 +20,7 @@ from .columns import ON_ENTER
 from .declaration import humanise
 from .events import Trigger
 from .record_time import zone_of
+from .service_levels import in_business_hours
 from .work.sla import fired_label
 
 #: Rows whose name is a deadline's (a timeout's or an every's) when the step declares one.
@@ -165,3 +166,18 @@ def sla_words(clock: Any, working_time: bool = False) -> str:
     if clock.state == "paused":
         return f"paused, {left} left"
     return clock.state
+
+
+def sla_clocks(record: Any) -> list[dict[str, str]]:
+    """Each SLA of the record's workflow in words (``record.sla()``), in declaration order."""
+    slas = type(record).workflow.clocked_slas
+    return [
+        {
+            "name": name,
+            "label": humanise(name),
+            "state": clock.state,
+            "text": sla_words(clock, in_business_hours(sla)),
+        }
+        for name, sla in slas.items()
+        for clock in (record.sla(name),)
+    ]

@@ -166,3 +166,28 @@ def test_the_changelist_names_the_next_alarm_and_counts_working_time_in_hours(at
     html = staff.get("/admin/testapp/inquiry/").content.decode()
     assert "Resolution: 15 h left" in html  # 16 business hours are two working days
     assert "SLA “Resolution”: warning due Wed 2 Dec 13:00" in html
+
+
+def test_the_slas_tag_shows_each_clock_to_whom_may_view_the_record(at, taken):
+    at(local(2026, 12, 1, 10))
+    clocks = tag("{% workflow_slas record %}", taken)
+    assert 'data-sla="resolution" data-state="running">SLA “Resolution”: 15 h left' in clocks
+    assert 'data-sla="first_answer" data-state="paused">SLA “First answer”: paused, 4 h left' in (
+        clocks
+    )
+    request = RequestFactory().get("/inquiries/")
+    request.user = User.objects.create_user("stranger")
+    template = Template("{% load workflow %}{% workflow_slas record %}")
+    assert template.render(Context({"request": request, "record": taken})) == ""
+
+
+def test_the_slas_tag_shows_nothing_for_a_workflow_without_slas():
+    from tests.testapp.models import Ticket
+
+    request = RequestFactory().get("/tickets/")
+    request.user = User.objects.create_superuser("lead")
+    context = Context({"request": request, "record": Ticket.objects.create()})
+    assert "workflow-actions" in Template(
+        "{% load workflow %}{% workflow_actions record %}"
+    ).render(context)  # the user sees the record
+    assert Template("{% load workflow %}{% workflow_slas record %}").render(context) == ""
