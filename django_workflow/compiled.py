@@ -24,6 +24,7 @@ from .columns import (
 from .declaration import Sla, Step, Transition, Undo, humanise
 from .work import Work, compile_works, soonest_at_entry
 from .work.compiling import releases
+from .work.sla import ALARMS, alarm_label
 
 __all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
 
@@ -264,10 +265,20 @@ class CompiledWorkflow:
 
     def deadline_label(self, step_name: str, name: str) -> Any:
         """How the timeout or every ``name`` of ``step_name`` reads: its ``label``, else
-        its humanised name (also for one no longer declared)."""
+        its humanised name (also for one no longer declared); an SLA's alarm
+        (``resolution.warn``) reads "SLA “Resolution”: warning"."""
         step = self.steps.get(step_name)
         declared = [d for d in step.deadlines if d.name == name] if step else []
-        return declared[0].title if declared else humanise(name)
+        if declared:
+            return declared[0].title
+        alarm = self.sla_alarm(name)
+        return alarm_label(*alarm) if alarm else humanise(name)
+
+    def sla_alarm(self, name: str) -> tuple[str, str] | None:
+        """The SLA and alarm (``warn`` or ``breach``) an alarm's name
+        (``resolution.warn``) stands for; ``None`` for any other name."""
+        sla, _, alarm = name.rpartition(".")
+        return (sla, alarm) if sla in self.clocked_slas and alarm in ALARMS else None
 
     def transition_label(self, name: str, step_name: str | None = None) -> Any:
         """How transition ``name`` reads: as ``step_name`` declares it, else as the first

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from .events import WorkKind
 from .record_time import anchor_value, calendar_of, zone_of
 from .work import Work
 
@@ -23,9 +24,11 @@ __all__ = [
 @dataclass(frozen=True)
 class PendingDeadline:
     name: str
-    kind: str  # "action" | "transition" | "every"
+    kind: str  # "action" | "transition" | "every" | "sla"
     due_at: datetime
-    target: str  # the action to run, or the step to move to
+    #: The action to run, or the step to move to; an SLA alarm's method or transition
+    #: ("" when it calls nothing).
+    target: str
     label: Any = ""  # how people read it: the deadline's ``label``, else its humanised name
 
 
@@ -44,12 +47,18 @@ def count_after_firing(work: Work, record: Any) -> dict[str, int]:
 
 
 def pending_deadlines(record: Any) -> list[PendingDeadline]:
-    """The current step's deadlines that will fire as things stand, soonest first."""
+    """The current step's deadlines that will fire as things stand, soonest first; of
+    each SLA, only its next alarm (the warning, then the breach)."""
     workflow = type(record).workflow
-    pending = []
+    pending, alarmed = [], set()
     for work in workflow.works:
-        if not work.pending_kind or (due := due_at(work, record)) is None:
+        if not work.pending_kind or getattr(work, "sla", None) in alarmed:
             continue
+        if (due := due_at(work, record)) is None:
+            continue
+        if work.kind == WorkKind.SLA:
+            alarmed.add(work.sla)  # its warning comes before its breach in the works
         label = workflow.deadline_label(work.step, work.entity)
-        pending.append(PendingDeadline(work.entity, work.pending_kind, due, work.target, label))
+        target = work.target or ""
+        pending.append(PendingDeadline(work.entity, work.pending_kind, due, target, label))
     return sorted(pending, key=lambda deadline: deadline.due_at)

@@ -20,6 +20,8 @@ from .columns import ON_ENTER
 from .declaration import humanise
 from .events import Trigger
 from .record_time import zone_of
+from .service_levels import in_business_hours
+from .work.sla import fired_label
 
 #: Rows whose name is a deadline's (a timeout's or an every's) when the step declares one.
 _DEADLINE_OR_STEP = (Trigger.TIMEOUT, Trigger.FAILED, Trigger.HALTED, Trigger.ERROR_PATH)
@@ -61,11 +63,25 @@ def row_label(workflow: Any, row: Any) -> str:
         return _("Vote for “%(label)s” withdrawn") % {"label": label}
     if trigger in (Trigger.MANUAL, Trigger.VOTE, Trigger.CASCADE, Trigger.EVENT):
         return str(workflow.transition_label(name, row.from_state))
-    if trigger in _DEADLINE_OR_STEP and _declares_deadline(workflow, row.from_state, name):
+    if trigger == Trigger.TIMEOUT and (alarm := _sla_alarm(workflow, row)):
+        return fired_label(*alarm)
+    if trigger in _DEADLINE_OR_STEP and (
+        _declares_deadline(workflow, row.from_state, name) or workflow.sla_alarm(name)
+    ):
         return str(workflow.deadline_label(row.from_state, name))
     if name in workflow.steps:  # an automatic step's failure: its entity is the step
         return str(workflow.step_label(name))
     return humanise(name)  # an automatic step's action, or an undo without its row
+
+
+def _sla_alarm(workflow: Any, row: Any) -> tuple[str, str] | None:
+    """The SLA and alarm a fired alarm's row records: named ``resolution.warn`` when it
+    ran a method or only marked, or carrying ``{"sla", "alarm"}`` when it moved the
+    record by a transition."""
+    data = row.data if isinstance(row.data, dict) else {}
+    if "sla" in data and "alarm" in data:
+        return workflow.sla_alarm(f"{data['sla']}.{data['alarm']}")
+    return workflow.sla_alarm(row.transition_name)
 
 
 def _declares_deadline(workflow: Any, step_name: str, name: str) -> bool:
@@ -125,11 +141,13 @@ def next_deadline(record: Any, now: Any = None, named: bool = True, zone: Any = 
     return pending[0], describe_deadline(pending[0], record, now, named=named, zone=zone)
 
 
-def span(length: timedelta) -> str:
-    """A span in its two largest units: "2 d", "1 d 23 h", "3 h 5 min", "40 s"."""
+def span(length: timedelta, days: bool = True) -> str:
+    """A span in its two largest units: "2 d", "1 d 23 h", "3 h 5 min", "40 s";
+    ``days=False`` counts in hours ("30 h"), for working time, whose day is no 24 hours."""
     rest = int(length.total_seconds())
     parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+    units = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
+    for unit, size in units if days else units[1:]:
         count, rest = divmod(rest, size)
         if count and len(parts) < 2:
             parts.append(f"{count} {unit}")
@@ -138,11 +156,28 @@ def span(length: timedelta) -> str:
     return " ".join(parts) or "0 s"
 
 
-def sla_words(clock: Any) -> str:
+def sla_words(clock: Any, working_time: bool = False) -> str:
     """An SLA's clock as the admin shows it: "3 h 10 min left", "paused, 5 h left",
-    "breached", "met"."""
+    "breached", "met". ``working_time`` (a target in business hours): what is left in
+    working hours, never in days ("24 h left", not "1 d left")."""
+    left = span(clock.remaining, days=not working_time)
     if clock.state == "running":
-        return f"{span(clock.remaining)} left"
+        return f"{left} left"
     if clock.state == "paused":
-        return f"paused, {span(clock.remaining)} left"
+        return f"paused, {left} left"
     return clock.state
+
+
+def sla_clocks(record: Any) -> list[dict[str, str]]:
+    """Each SLA of the record's workflow in words (``record.sla()``), in declaration order."""
+    slas = type(record).workflow.clocked_slas
+    return [
+        {
+            "name": name,
+            "label": humanise(name),
+            "state": clock.state,
+            "text": sla_words(clock, in_business_hours(sla)),
+        }
+        for name, sla in slas.items()
+        for clock in (record.sla(name),)
+    ]

@@ -7,7 +7,7 @@ from rest_framework import permissions, routers, serializers, viewsets
 
 from django_workflow.rest import WorkflowModelPermissions, WorkflowViewSetMixin
 from example_project.approvals.models import Document
-from tests.testapp.models import Decision, Expense, Proposal, Routed, Ticket
+from tests.testapp.models import Decision, Expense, Inquiry, Proposal, Routed, Ticket
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -108,6 +108,21 @@ class DocumentViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
     permission_classes = [permissions.IsAuthenticated]
 
 
+class InquirySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Inquiry
+        fields = ["id", "state"]
+        read_only_fields = ["state"]
+
+
+class InquiryViewSet(WorkflowViewSetMixin, viewsets.ReadOnlyModelViewSet):
+    """Inquiries with their service levels (docs/slas.md)."""
+
+    queryset = Inquiry.objects.all()
+    serializer_class = InquirySerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
 router = routers.DefaultRouter()
 router.register("decisions", DecisionViewSet)
 router.register("guarded-decisions", GuardedDecisionViewSet, basename="guarded-decision")
@@ -116,6 +131,7 @@ router.register("routed", RoutedViewSet)
 router.register("proposals", ProposalViewSet)
 router.register("expenses", ExpenseViewSet)
 router.register("documents", DocumentViewSet)
+router.register("inquiries", InquiryViewSet)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -165,6 +165,7 @@ def test_a_deadline_reads_as_its_label_in_the_panel(admin_client, time_machine):
     assert [d["text"] for d in panel["pending"]] == [
         "SLA warning due Tue 1 Dec 12:00 (in 2 h)",
         "SLA breach due Tue 1 Dec 14:00 (in 4 h)",
+        "SLA “Resolution”: warning due Thu 3 Dec 10:00 (in 2 d)",  # 16 of its 24 working hours
     ]
 
 

@@ -14,8 +14,7 @@ from typing import Any
 from django.template.response import TemplateResponse
 from django.utils.translation import ngettext
 
-from ..declaration import humanise
-from ..wording import describe_deadline, next_deadline, sla_words, span  # noqa: F401
+from ..wording import describe_deadline, next_deadline, sla_clocks, sla_words, span  # noqa: F401
 
 #: How the panel names a step's kind.
 KINDS = {
@@ -84,15 +83,6 @@ def vote_tallies(record: Any) -> list[dict[str, str]]:
         text = f"{count}: {names}" if names else count
         tallies.append({"name": transition.name, "label": str(transition.title), "text": text})
     return tallies
-
-
-def sla_clocks(record: Any) -> list[dict[str, str]]:
-    """Each SLA of the record's workflow in words (``record.sla()``), in declaration order."""
-    return [
-        {"name": name, "label": humanise(name), "state": clock.state, "text": sla_words(clock)}
-        for name in type(record).workflow.clocked_slas
-        for clock in (record.sla(name),)
-    ]
 
 
 def is_terminal(workflow: Any, step: str) -> bool:

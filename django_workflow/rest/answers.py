@@ -30,9 +30,12 @@ class WorkflowActionSerializer(serializers.Serializer):
 class WorkflowDeadlineSerializer(serializers.Serializer):
     name = serializers.CharField()
     label = serializers.CharField(help_text="How the deadline reads: its label, else its name.")
-    kind = serializers.CharField(help_text='"action", "transition" or "every".')
+    kind = serializers.CharField(help_text='"action", "transition", "every" or "sla".')
     due_at = serializers.DateTimeField()
-    target = serializers.CharField(help_text="The action it runs, or the step it moves to.")
+    target = serializers.CharField(
+        help_text="The action it runs, or the step it moves to; an SLA alarm's method or "
+        "transition."
+    )
 
 
 class WorkflowHistoryRowSerializer(serializers.Serializer):

@@ -1,6 +1,6 @@
-"""``{% load workflow %}``: a record's actions, history and deadlines, and the user's
-inbox, for pages outside the admin (docs/outside-the-admin.md). Each renders for the
-request's user, so the template context needs the request (the
+"""``{% load workflow %}``: a record's actions, history, deadlines and service levels,
+and the user's inbox, for pages outside the admin (docs/outside-the-admin.md). Each
+renders for the request's user, so the template context needs the request (the
 ``django.template.context_processors.request`` context processor)."""
 
 from __future__ import annotations
@@ -45,6 +45,12 @@ def workflow_history(context: Any, record: Any, limit: int = fragments.HISTORY_R
 def workflow_deadlines(context: Any, record: Any) -> str:
     """The record's pending deadlines, soonest first."""
     return fragments.deadlines(_request(context, "workflow_deadlines"), record)
+
+
+@register.simple_tag(takes_context=True)
+def workflow_slas(context: Any, record: Any) -> str:
+    """The record's service-level clocks: left, paused, met or breached."""
+    return fragments.slas(_request(context, "workflow_slas"), record)
 
 
 @register.simple_tag(takes_context=True)

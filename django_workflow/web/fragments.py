@@ -21,13 +21,21 @@ from django.utils.text import capfirst
 from .. import holders
 from ..inbox import CLAIM, claims_first, gather
 from ..registry import workflow_models
-from ..wording import describe_deadline, next_deadline, row_label, step_words, trigger_words
+from ..wording import (
+    describe_deadline,
+    next_deadline,
+    row_label,
+    sla_clocks,
+    step_words,
+    trigger_words,
+)
 from .access import may_change_some, may_view
 from .offers import Offer, comment_form, hold_offer, offers, record_key, values_form
 
 ACTIONS = "django_workflow/actions.html"
 HISTORY = "django_workflow/history.html"
 DEADLINES = "django_workflow/deadlines.html"
+SLAS = "django_workflow/slas.html"
 INBOX = "django_workflow/inbox.html"
 #: Rows of history a fragment shows, newest first.
 HISTORY_ROWS = 20
@@ -150,6 +158,14 @@ def deadlines(request: HttpRequest, record: Any) -> str:
         for d in record.pending_deadlines()
     ]
     return render_to_string(DEADLINES, {"record": record, "pending": pending}, request=request)
+
+
+def slas(request: HttpRequest, record: Any) -> str:
+    """Each service-level clock of the record in words, as the admin's panel shows it:
+    "SLA “Resolution”: 24 h left"; nothing for a workflow without SLAs."""
+    if not may_view(request.user, record) or not type(record).workflow.clocked_slas:
+        return ""
+    return render_to_string(SLAS, {"record": record, "clocks": sla_clocks(record)}, request=request)
 
 
 def inbox(request: HttpRequest, limit: int = INBOX_ROWS) -> str:

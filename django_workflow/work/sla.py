@@ -11,7 +11,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Q
+from django.utils.translation import gettext as _
 
+from ..declaration import humanise
 from ..events import WorkKind
 from ..service_levels import owed_at
 from .base import Runner
@@ -19,11 +21,28 @@ from .timeout import Deadlined
 
 WARN = "warn"
 BREACH = "breach"
+#: The alarms of an SLA, in the order they fall due.
+ALARMS = (WARN, BREACH)
+
+
+def alarm_label(sla: str, alarm: str) -> str:
+    """How an alarm still to come reads: "SLA “Resolution”: warning" or "…: breach"."""
+    if alarm == WARN:
+        return _("SLA “%(sla)s”: warning") % {"sla": humanise(sla)}
+    return _("SLA “%(sla)s”: breach") % {"sla": humanise(sla)}
+
+
+def fired_label(sla: str, alarm: str) -> str:
+    """How a fired alarm's log row reads: "SLA “Resolution” warned" or "… breached"."""
+    if alarm == WARN:
+        return _("SLA “%(sla)s” warned") % {"sla": humanise(sla)}
+    return _("SLA “%(sla)s” breached") % {"sla": humanise(sla)}
 
 
 @dataclass(frozen=True, kw_only=True)
 class SlaAlarm(Deadlined):
     kind: WorkKind = field(init=False, default=WorkKind.SLA)
+    pending_kind = "sla"
     #: The SLA's name in ``Workflow.slas``.
     sla: str
     #: ``warn`` or ``breach``.

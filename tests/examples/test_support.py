@@ -176,3 +176,27 @@ def test_the_admin_shows_each_tickets_resolution_sla_and_the_overview_counts_the
     assert {fresh(late).state, running.state} == {"urgent", "new"}  # late: escalated
     overview = client.get("/admin/django_workflow/workflowoverview/").content.decode()
     assert "SLA “Resolution”: 2 running, 1 paused, 1 breached" in overview  # late runs on
+
+
+def test_a_new_tickets_clock_reads_in_working_hours_and_its_warning_is_a_deadline(clock, client):
+    clock.at(local(2026, 12, 1, 8))  # a Tuesday, at opening
+    Ticket.objects.create(subject="Fresh")
+    client.force_login(User.objects.create_superuser("lead"))
+    html = client.get("/admin/support/ticket/").content.decode()
+    column = dict(re.findall(r'>(\w+)</a></th>.*?class="field-workflow_slas">([^<]*)<', html))
+    assert column == {"Fresh": "24 h left"}  # three working days of 8 h, not "1 d"
+    # 16 working hours: Tuesday's and Wednesday's
+    assert "SLA “Resolution”: warning due Wed 2 Dec 16:00" in html
+
+
+def test_the_agents_ticket_page_shows_the_resolution_clock(clock, client, user_with):
+    clock.at(local(2026, 12, 1, 8))  # a Tuesday, at opening
+    ticket = Ticket.objects.create(subject="Export")
+    ticket.triage()
+    clock.at(local(2026, 12, 1, 10, 30))
+    client.force_login(user_with("agent", "view_ticket", "change_ticket"))
+    page = client.get(f"/agent/tickets/{ticket.pk}/").content.decode()
+    assert 'data-state="running">SLA “Resolution”: 21 h 30 min left</li>' in page
+    fresh(ticket).ask_customer()
+    page = client.get(f"/agent/tickets/{ticket.pk}/").content.decode()
+    assert 'data-state="paused">SLA “Resolution”: paused, 21 h 30 min left</li>' in page
