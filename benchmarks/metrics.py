@@ -62,7 +62,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from benchmarks import common
-from django_workflow import Retry, Step, Timeout, Transition, WorkflowModel
+from django_workflow import Retry, Step, Timeout, Transition, WorkflowModel, gauge_figures
 from django_workflow import metrics as workflow_metrics
 from django_workflow.models import WorkAttempt
 
@@ -160,7 +160,7 @@ def scrape():
 
 def check(now):
     """Every gauge of the big model at ``now`` equals a count taken from the table here."""
-    figures = workflow_metrics.model_figures(ScrapedOrder, now)
+    figures = gauge_figures.model_figures(ScrapedOrder, now)
     rows = ScrapedOrder.objects.using(ALIAS)
     for found in figures.steps:
         in_step = rows.filter(state=found.step)
@@ -173,9 +173,7 @@ def check(now):
     return {
         "records": sum(step.records for step in figures.steps),
         "in moving steps": sum(
-            s.records
-            for s in figures.steps
-            if s.step in workflow_metrics.moving_steps(ScrapedOrder)
+            s.records for s in figures.steps if s.step in gauge_figures.moving_steps(ScrapedOrder)
         ),
         "overdue": sum(step.overdue for step in figures.steps),
         "halted": halted,
@@ -244,14 +242,14 @@ def main():
     print(f"rows built in {time.perf_counter() - started:.0f} s (untimed below)")
     figures = check(timezone.now())
     print("checked against the table: " + ", ".join(f"{k} {v:,}" for k, v in figures.items()))
-    models = len(workflow_metrics.workflow_models())
+    models = len(gauge_figures.workflow_models())
     with settings(0, 3600):  # every scrape reads the gauges; terminal counts kept
         timed(scrape, 5)  # warm: plans, buffers
         scrapes = timed(scrape, SCRAPES)
         queries = counted(scrape)
-        settled = workflow_metrics.settled_records([ScrapedOrder])
+        settled = gauge_figures.settled_records([ScrapedOrder])
         alone = timed(
-            lambda: workflow_metrics.read_figures([ScrapedOrder], timezone.now(), settled),
+            lambda: gauge_figures.read_figures([ScrapedOrder], timezone.now(), settled),
             SCRAPES,
         )
     with settings(0, 0):  # the scrape that reads the terminal counts again too

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
-from django_workflow import StaleRecord, meters
+from django_workflow import StaleRecord, gauge_figures, meters
 from django_workflow import metrics as workflow_metrics
 from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine import run_step
@@ -38,9 +38,9 @@ def fresh_figures(settings):
         "METRICS_TERMINAL_CACHE": 0,
         "METRICS_TOKEN": TOKEN,
     }
-    workflow_metrics.figures.clear()
+    gauge_figures.figures.clear()
     yield
-    workflow_metrics.figures.clear()
+    gauge_figures.figures.clear()
 
 
 def scrape(rf, **headers):
@@ -169,11 +169,11 @@ def test_a_scrape_sends_three_queries_whatever_the_number_of_models_and_steps(rf
 
 
 def test_the_statement_kept_between_scrapes_reads_at_each_scrape_s_instant(rf, time_machine):
-    workflow_metrics.statements.clear()
+    gauge_figures.statements.clear()
     time_machine.move_to(START, tick=False)
     Proposal.objects.create()
     assert series(samples(rf), "workflow_overdue", model="testapp.Proposal", step="review") == 0
-    assert workflow_metrics.statements  # compiled once, then kept
+    assert gauge_figures.statements  # compiled once, then kept
     time_machine.move_to(START + timedelta(days=3), tick=False)  # the 2d reminder came due
     found = samples(rf)
     assert series(found, "workflow_overdue", model="testapp.Proposal", step="review") == 1

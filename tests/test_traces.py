@@ -30,15 +30,15 @@ EXPORTER = InMemorySpanExporter()
 
 @pytest.fixture(scope="module", autouse=True)
 def provider():
-    """The SDK's provider, once per process (OpenTelemetry allows one), into memory; the
-    spans of the tests run after this module are not kept."""
+    """The SDK's provider, once per process (OpenTelemetry allows one), into memory. The
+    exporter stays open: pytest-django runs this module's transactional test after every
+    other test, after this fixture's teardown and set-up again."""
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
         sdk = TracerProvider()
         sdk.add_span_processor(SimpleSpanProcessor(EXPORTER))
         trace.set_tracer_provider(sdk)
     yield
     EXPORTER.clear()
-    EXPORTER.shutdown()
 
 
 @pytest.fixture

@@ -20,10 +20,7 @@ from django.utils import timezone
 from .. import due_instants, holders, meters, rearming, statements, traces
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
-from ..errors import (
-    StaleRecord,
-    error_text,
-)
+from ..errors import StaleRecord, error_text
 from ..events import Event, Trigger
 from ..models import TransitionLog, WorkflowVote
 from ..signals import entered_step, step_changed
