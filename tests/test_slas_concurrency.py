@@ -2,15 +2,15 @@
 on a connection of its own runs the same poll at the same instant; the row lock lets
 one fire each alarm, once, and the others skip it."""
 
-import threading
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
+from tests.races import at_once
 from tests.testapp.models import Inquiry
 
 pytestmark = [
@@ -29,25 +29,13 @@ def local(*args):
 
 
 def polled_at_once():
-    """``WORKERS`` threads, each polling every due deadline once, released together."""
-    barrier = threading.Barrier(WORKERS)
-    failures = []
+    """``WORKERS`` threads, each polling every due deadline once, released together; what
+    any of them raised (the test names any surprise)."""
 
     def poll():
-        try:
-            barrier.wait()
-            run_due_work()
-        except Exception as error:  # the test names any surprise
-            failures.append(repr(error))
-        finally:
-            connections.close_all()
+        run_due_work()
 
-    threads = [threading.Thread(target=poll) for _ in range(WORKERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return failures
+    return [failure for failure in at_once([poll] * WORKERS) if failure is not None]
 
 
 def alarms(name):
