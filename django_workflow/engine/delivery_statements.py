@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import connections, models
 
+from ..compiled_reads import compiled_select, read_instances
 from ..events import Outcome
 from ..models import EventDelivery
 
@@ -135,11 +136,11 @@ def holding(model: Any, key_field: str, value: Any, db: str, lock: bool) -> Any:
     if compiled is None:
         rows = model._base_manager.db_manager(db).filter(**{key_field: value}).order_by("pk")
         rows = rows.select_for_update() if lock else rows
-        compiled = _compiled(rows[:1], db)
+        compiled = compiled_select(rows[:1], db)
         if compiled[1] != params:  # bound otherwise than as the field prepares it
             return rows.first()
         _sql[("holding", model, key_field, lock, db)] = compiled
-    return next(iter(_read(model, compiled, params, db)), None)
+    return next(iter(read_instances(model, compiled, params, db)), None)
 
 
 def buffered_for(
@@ -162,7 +163,9 @@ def buffered_for(
         Outcome.BUFFERED.value,
         field.model._meta.pk.get_db_prep_value(pk, connections[db]),
     ]
-    return list(_read(EventDelivery, (sql, [], compiler, converters, attnames), params, db))
+    return list(
+        read_instances(EventDelivery, (sql, [], compiler, converters, attnames), params, db)
+    )
 
 
 def _key_text(field: Any, db: str) -> str | None:
@@ -182,7 +185,7 @@ _TEXT_FIELDS = (models.CharField, models.TextField, models.SlugField, models.Ema
 def _buffered_sql(field: Any, key_text: str, names: int, db: str) -> tuple[Any, ...]:
     quote = connections[db].ops.quote_name
     rows = EventDelivery.objects.db_manager(db).all()
-    _, _, compiler, converters, attnames = _compiled(rows, db)
+    _, _, compiler, converters, attnames = compiled_select(rows, db)
     table = quote(EventDelivery._meta.db_table)
     columns = ", ".join(
         f"{table}.{quote(EventDelivery._meta.get_field(a).column)}" for a in attnames
@@ -196,24 +199,3 @@ def _buffered_sql(field: Any, key_text: str, names: int, db: str) -> tuple[Any, 
         f"ORDER BY {quote('delivered_at')}, {quote(EventDelivery._meta.pk.column)}"
     )
     return sql, converters, compiler, attnames
-
-
-def _compiled(rows: Any, db: str) -> tuple[Any, ...]:
-    """A queryset's SQL as Django writes it, with its parameters, the converters its
-    columns need and the names ``from_db`` takes them by."""
-    compiler = rows.query.get_compiler(using=db)
-    sql, params = compiler.as_sql()
-    selected = [column for column, _, _ in compiler.select]
-    converters = compiler.get_converters(selected)
-    names = [selected[index].target.attname for index in compiler.klass_info["select_fields"]]
-    return sql, list(params), compiler, converters, names
-
-
-def _read(model: Any, compiled: tuple[Any, ...], params: list[Any], db: str) -> list[Any]:
-    sql, _, compiler, converters, names = compiled
-    with connections[db].cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if converters:
-        rows = list(compiler.apply_converters(rows, converters))
-    return [model.from_db(db, names, tuple(row[: len(names)])) for row in rows]

@@ -17,6 +17,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connections
 
 from ..columns import STATE_ENTERED_AT
+from ..compiled_reads import compiled_select, read_instances
 from ..models import QueuedRun, WorkAttempt
 from ..retrying import holder, lease
 from .attempts import NOT_RUNNING
@@ -153,10 +154,9 @@ def locked_entry(model: Any, step: str, pk: Any, entered: datetime, db: str) -> 
     if key not in _sql:
         compiled = _locked_sql(model, step, pk, entered, db)
         if compiled[1] != params:  # the backend bound them in another order: compile each time
-            return _read(model, compiled, db)
+            return _read(model, compiled, params, db)
         _sql[key] = compiled
-    sql, _, columns, converters, fields = _sql[key]
-    return _read(model, (sql, params, columns, converters, fields), db)
+    return _read(model, _sql[key], params, db)
 
 
 def _locked_sql(model: Any, step: str, pk: Any, entered: datetime, db: str) -> tuple[Any, ...]:
@@ -165,21 +165,8 @@ def _locked_sql(model: Any, step: str, pk: Any, entered: datetime, db: str) -> t
     rows = model._base_manager.db_manager(db).select_for_update()
     rows = rows.filter(pk=pk).filter(**{model.workflow.state_attribute: step})
     rows = rows.filter(**{STATE_ENTERED_AT: entered})
-    compiler = rows.query.get_compiler(using=db)
-    sql, params = compiler.as_sql()
-    selected = [column for column, _, _ in compiler.select]
-    converters = compiler.get_converters(selected)
-    names = [selected[index].target.attname for index in compiler.klass_info["select_fields"]]
-    return sql, list(params), compiler, converters, names
+    return compiled_select(rows, db)
 
 
-def _read(model: Any, compiled: tuple[Any, ...], db: str) -> Any:
-    sql, params, compiler, converters, names = compiled
-    with connections[db].cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    if converters:
-        row = next(iter(compiler.apply_converters([row], converters)))
-    return model.from_db(db, names, tuple(row[: len(names)]))
+def _read(model: Any, compiled: tuple[Any, ...], params: list[Any], db: str) -> Any:
+    return next(iter(read_instances(model, compiled, params, db)), None)
