@@ -9,6 +9,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from django.db import connection, connections
+from django.test import override_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,3 +92,17 @@ def wait_for(condition, seconds, what):
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+#: Tasks go to the broker for a worker process instead of running in the caller.
+queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
+
+
+def quick_recovery(processes):
+    """A worker's environment for crash tests: ``processes`` django-q2 processes, work a
+    dead worker held back after 6 s, a stop's grace of 20 s."""
+    return {
+        "WORKFLOW_RECOVERY_AFTER": "6",
+        "WORKFLOW_SHUTDOWN_GRACE": "20",
+        "WORKFLOW_Q_WORKERS": str(processes),
+    }

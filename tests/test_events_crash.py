@@ -16,23 +16,17 @@ import signal
 from collections import Counter
 
 import pytest
-from django.test import override_settings
 
 from django_workflow import deliver
 from django_workflow.models import EventDelivery, TransitionLog
-from tests.processes import wait_for, worker
+from tests.processes import queued_for_the_worker, quick_recovery, wait_for, worker
 from tests.testapp.models import Package
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 PACKAGES = 30
 PROCESSES = 2
-FAST = {
-    "WORKFLOW_RECOVERY_AFTER": "6",
-    "WORKFLOW_SHUTDOWN_GRACE": "20",
-    "WORKFLOW_Q_WORKERS": str(PROCESSES),
-}
-queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
+FAST = quick_recovery(PROCESSES)
 
 
 def packages_with_buffered_scans(trace):

@@ -11,20 +11,18 @@ import signal
 import time
 
 import pytest
-from django.test import override_settings
 from django_q.models import Schedule, Task
 
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.retrying import RECOVERING
 from django_workflow.schedulers.polling import POLL_TASK
-from tests.processes import wait_for, worker
+from tests.processes import queued_for_the_worker, wait_for, worker
 from tests.testapp.models import Job
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 RECOVERY_AFTER = 6
 FAST = {"WORKFLOW_RECOVERY_AFTER": str(RECOVERY_AFTER), "WORKFLOW_SHUTDOWN_GRACE": "20"}
-queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
 FAILURES = ("failed", "halted", "error_path")
 
 

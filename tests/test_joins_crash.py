@@ -15,10 +15,9 @@ import signal
 from collections import Counter
 
 import pytest
-from django.test import override_settings
 
 from django_workflow.models import TransitionLog
-from tests.processes import wait_for, worker
+from tests.processes import queued_for_the_worker, quick_recovery, wait_for, worker
 from tests.testapp.models import Pick, Wave
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -26,12 +25,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 WAVES, PICKS = 30, 3
 #: Two django-q2 processes: at most two picks are in flight when the worker dies.
 PROCESSES = 2
-FAST = {
-    "WORKFLOW_RECOVERY_AFTER": "6",
-    "WORKFLOW_SHUTDOWN_GRACE": "20",
-    "WORKFLOW_Q_WORKERS": str(PROCESSES),
-}
-queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
+FAST = quick_recovery(PROCESSES)
 
 
 def released_waves(trace):

@@ -11,19 +11,23 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
 from django.utils import timezone
 
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog, WorkAttempt
-from tests.processes import run_once, wait_for, worker, workers_at_once
+from tests.processes import (
+    queued_for_the_worker,
+    run_once,
+    wait_for,
+    worker,
+    workers_at_once,
+)
 from tests.testapp.models import Alarm, Batch, Order, SideEffect, Sync
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 # Tasks queued by this process go to the broker, for the worker to run.
-queued_for_the_worker = override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": False}})
 
 
 def test_an_automatic_chain_runs_through_the_worker_without_a_poll(tmp_path):
