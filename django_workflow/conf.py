@@ -34,7 +34,7 @@ DEFAULTS: dict[str, Any] = {
     # Seconds ``MetricsView`` keeps the gauges it read (0: read them on every scrape).
     "METRICS_CACHE": 5,
     # Seconds it keeps the count of records in terminal steps, which grows with the table.
-    "METRICS_TERMINAL_CACHE": 300,
+    "METRICS_TERMINAL_CACHE": 900,
     # A bearer token that opens ``MetricsView`` to a scraper; staff may open it anyway.
     "METRICS_TOKEN": None,
     # Seconds between the worker's looks at buffered events (a whole number of minutes):

@@ -23,6 +23,7 @@ from django.utils.dateparse import parse_datetime
 from . import status
 from .columns import NEXT_DUE_AT
 from .conf import workflow_settings
+from .key_lists import among
 from .models import PendingEffect, WorkAttempt
 from .registry import workflow_models
 from .work import names
@@ -107,7 +108,8 @@ def _halted_part(
     keys = {model._meta.pk.to_python(object_id) for _work, object_id in stopped}
     keys |= {model._meta.pk.to_python(object_id) for object_id in owing}
     halted = Count("pk", filter=status.halted_condition(model, stopped, owing))
-    return _grouped(_rows(model, db).filter(pk__in=keys), index, records=Value(0), halted=halted)
+    rows = _rows(model, db).filter(among("pk", keys))
+    return _grouped(rows, index, records=Value(0), halted=halted)
 
 
 class Statement(NamedTuple):

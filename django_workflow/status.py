@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from . import retrying
 from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from .key_lists import among
 from .pending_effects import pending
 from .report import StepFigures, time_in_step
 from .report.slas import open_clocks as open_clocks  # the overview's SLA line
@@ -70,10 +71,10 @@ def halted_condition(model: Any, stopped: Iterable[tuple[str, str]], owing: Iter
         by_step.setdefault(step, []).append(model._meta.pk.to_python(object_id))
     condition = Q(pk__in=[])
     for step, keys in by_step.items():
-        condition |= Q(**{model.workflow.state_attribute: step}, pk__in=keys)
+        condition |= Q(**{model.workflow.state_attribute: step}) & among("pk", keys)
     keys = {model._meta.pk.to_python(object_id) for object_id in owing}
     if keys:
-        condition |= Q(pk__in=keys)
+        condition |= among("pk", keys)
     return condition
 
 
