@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connections
+from .hot_cursors import hot_cursor
 
 
 def compiled_select(rows: Any, db: str) -> tuple[Any, ...]:
@@ -23,7 +23,7 @@ def compiled_select(rows: Any, db: str) -> tuple[Any, ...]:
 def read_instances(model: Any, compiled: tuple[Any, ...], params: list[Any], db: str) -> list[Any]:
     """The instances of ``model`` the compiled statement reads with ``params``."""
     sql, _, compiler, converters, names = compiled
-    with connections[db].cursor() as cursor:
+    with hot_cursor(db) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if converters:

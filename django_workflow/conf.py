@@ -17,8 +17,9 @@ DEFAULTS: dict[str, Any] = {
     "PRECISE_SWEEP": 5,
     # How long a timeline leader's lease lasts without renewal (seconds).
     "PRECISE_LEASE": 15,
-    # PostgreSQL: keep each poll's query prepared per session (off behind PgBouncer
-    # in transaction mode, which does not keep sessions).
+    # PostgreSQL: keep each poll's query, and the engine's per-record statements,
+    # prepared per session (off behind PgBouncer in transaction mode, which does not
+    # keep sessions).
     "PREPARE_POLLS": True,
     # Seconds a stopping worker lets running actions finish before it releases them.
     "SHUTDOWN_GRACE": 25,

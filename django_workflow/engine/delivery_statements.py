@@ -18,6 +18,7 @@ from django.db import connections, models
 
 from ..compiled_reads import compiled_select, read_instances
 from ..events import Outcome
+from ..hot_cursors import hot_cursor
 from ..models import EventDelivery
 
 _sql: dict[tuple[Any, ...], Any] = {}
@@ -47,7 +48,7 @@ def insert_first(row: EventDelivery, db: str) -> bool:
 def _inserted(row: EventDelivery, sql: str, params: list[Any], db: str) -> bool:
     """Run an ``INSERT`` of ``row``; whether it stored a first delivery (a row whose
     second column, when there is one, is false)."""
-    with connections[db].cursor() as cursor:
+    with hot_cursor(db) as cursor:
         cursor.execute(sql, params)
         stored = cursor.fetchone()
     if stored is None:
@@ -106,7 +107,7 @@ def settle(row: EventDelivery, db: str) -> None:
             f"WHERE {quote(meta.pk.column)} = %s"
         )
     applied_at = meta.get_field("applied_at").get_db_prep_save(row.applied_at, connection)
-    with connection.cursor() as cursor:
+    with hot_cursor(db) as cursor:
         cursor.execute(_sql[("settle", db)], [row.outcome, row.object_id, applied_at, row.pk])
 
 
@@ -120,7 +121,7 @@ def highest_seq(content_type_id: int, object_id: str, event: str, db: str) -> in
             f"WHERE {quote('content_type_id')} = %s AND {quote('object_id')} = %s "
             f"AND {quote('event')} = %s AND {quote('outcome')} = %s"
         )
-    with connection.cursor() as cursor:
+    with hot_cursor(db) as cursor:
         cursor.execute(
             _sql[("seq", db)], [content_type_id, object_id, event, Outcome.APPLIED.value]
         )

@@ -1,0 +1,63 @@
+"""The cursor of the engine's hot statements: on PostgreSQL one binding its parameters on
+the server and preparing each statement once per session.
+
+Django's psycopg cursors bind on the client: every call quotes each parameter into the
+statement's text, which the server parses and plans again (and Django turns psycopg's
+own preparing off, for connection poolers). The engine's statements are compiled once
+and run for every record, so that was much of their cost. This cursor, on the same
+connection, sends the text and the values apart and has psycopg prepare the statement
+on its first run in a session (psycopg keeps the last hundred per connection). It is
+wrapped like Django's own cursors: execute wrappers, query capture and
+``connection.queries`` see its statements. Off with ``PREPARE_POLLS = False`` (behind a
+pooler that cannot keep prepared statements); other databases get Django's cursor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connections
+
+from .conf import workflow_settings
+
+
+def hot_cursor(db: str) -> Any:
+    """A cursor for the engine's compiled statements on ``db`` (use as a context manager)."""
+    connection = connections[db]
+    if connection.vendor != "postgresql" or not workflow_settings.PREPARE_POLLS:
+        return connection.cursor()
+    if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
+        return connection.cursor()  # prepared as the connection's prepare_threshold says
+    connection.ensure_connection()
+    if connection.connection.prepare_threshold is None:
+        # Django turns psycopg's preparing off; its own cursors bind on the client and
+        # never prepare, so this lets only the statements asked to (``prepare=True``).
+        connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
+    with connection.wrap_database_errors:
+        # Django's own wrapping of a new cursor (thread check, debug capture)
+        return connection._prepare_cursor(_preparing_cursor()(connection.connection))
+
+
+def _preparing_cursor() -> Any:
+    import psycopg
+
+    global _PreparingCursor
+    if _PreparingCursor is None:
+
+        class PreparingCursor(psycopg.Cursor):  # type: ignore[type-arg]
+            """Server-side binding, every statement prepared on its first run."""
+
+            def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+                options.setdefault("prepare", True)
+                return super().execute(query, params, **options)
+
+            def _send_query_prepared(self, name: bytes, pgq: Any, **options: Any) -> None:
+                self._query = pgq  # what Django's query capture reads back
+                super()._send_query_prepared(name, pgq, **options)
+
+        _PreparingCursor = PreparingCursor
+    return _PreparingCursor
+
+
+_PreparingCursor: Any = None
+_ONLY_WHEN_ASKED = 2**31 - 1

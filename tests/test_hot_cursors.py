@@ -1,0 +1,62 @@
+"""The engine's per-record statements on PostgreSQL are bound on the server, so psycopg
+prepares them once a session has run them a few times, unless ``PREPARE_POLLS`` is off
+(docs/deployment.md); Django's query capture sees them either way."""
+
+import pytest
+from django.db import connections
+from django.test.utils import CaptureQueriesContext
+
+from tests.conftest import workflow_database
+from tests.test_round_trips import round_trips
+from tests.testapp.models import Expense
+
+pytestmark = pytest.mark.django_db(transaction=True)
+on_postgresql = pytest.mark.skipif(
+    connections[workflow_database()].vendor != "postgresql",
+    reason="prepared statements are PostgreSQL's",
+)
+
+
+def prepared_moves():
+    """The session's prepared statements that move an expense and log it."""
+    with connections[workflow_database()].cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        statements = [row[0] for row in cursor.fetchall()]
+    table = Expense._meta.db_table
+    return [sql for sql in statements if f'UPDATE "{table}"' in sql and "transitionlog" in sql]
+
+
+def fast_track_several(times=8):
+    for _ in range(times):
+        Expense.objects.create().fast_track()
+
+
+@on_postgresql
+def test_a_move_run_again_and_again_is_prepared_once_per_session():
+    fast_track_several()
+    assert len(prepared_moves()) == 1
+    assert Expense.objects.filter(state="approved").count() == 8
+
+
+@on_postgresql
+def test_with_prepare_polls_off_nothing_of_a_move_is_prepared(settings):
+    settings.DJANGO_WORKFLOW = {"PREPARE_POLLS": False}
+    fast_track_several()
+    assert prepared_moves() == []
+    assert Expense.objects.filter(state="approved").count() == 8
+
+
+def test_query_capture_sees_a_move_and_its_log_row():
+    expense = Expense.objects.create()
+    with CaptureQueriesContext(connections[workflow_database()]) as seen:
+        expense.fast_track()
+    table = Expense._meta.db_table
+    assert any(f'UPDATE "{table}"' in query["sql"] for query in seen.captured_queries)
+
+
+@on_postgresql
+def test_a_prepared_move_is_one_round_trip_after_its_first():
+    """Preparing costs a round trip once per session; then the move is the same three."""
+    first, second = Expense.objects.create(), Expense.objects.create()
+    assert round_trips(first.fast_track) == 4  # BEGIN, prepare, the move, COMMIT
+    assert round_trips(second.fast_track) == 3
