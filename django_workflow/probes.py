@@ -2,10 +2,10 @@
 waiting records?", and locking one record by its key.
 
 ``any_due`` asks the ``next_due_at`` index one question per model. It is
-compiled once per model and, on PostgreSQL, prepared once per connection, so
-the server plans it once rather than every tick (``PREPARE_POLLS``; turn it
-off behind a pooler that does not keep sessions, such as PgBouncer in
-transaction mode).
+compiled once per model and, on PostgreSQL, prepared once per session
+(``hot_cursors``), so the server plans it once rather than every tick
+(``PREPARE_POLLS``; turn it off behind a pooler that does not keep sessions,
+such as PgBouncer in transaction mode).
 
 ``due`` asks, for automatic steps (and ``self_scheduled`` deadlines), one
 scalar subquery per work in one ``SELECT``. Every instant in a Work's
@@ -16,9 +16,6 @@ prepared: each query is planned with the step it names.
 
 from __future__ import annotations
 
-import hashlib
-import re
-import weakref
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +24,7 @@ from django.db.models import Subquery
 from django.db.models.sql import Query
 
 from .columns import NEXT_DUE_AT
-from .conf import workflow_settings
+from .hot_cursors import hot_cursor
 from .work import Work
 
 _SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
@@ -73,8 +70,8 @@ class _LockQuery:
         connection = connections[self.db]
         pk_field = self.model._meta.pk
         value = pk_field.get_db_prep_value(pk_field.to_python(pk), connection)
-        with connection.cursor() as cursor:
-            cursor.execute(*_prepared(connection, self.sql, [value]))
+        with hot_cursor(self.db) as cursor:
+            cursor.execute(self.sql, [value])
             row = cursor.fetchone()
         if row is None:
             return None
@@ -108,8 +105,8 @@ def any_due(model: Any, now: datetime, db: str) -> bool:
         _compiled[key] = (_compiled_for(rows.order_by(NEXT_DUE_AT).values("pk")[:1], db), [])
     connection = connections[db]
     value = connection.ops.adapt_datetimefield_value(now)
-    with connection.cursor() as cursor:
-        cursor.execute(*_prepared(connection, _compiled[key][0], [value]))
+    with hot_cursor(db) as cursor:
+        cursor.execute(_compiled[key][0], [value])
         return cursor.fetchone() is not None
 
 
@@ -124,34 +121,6 @@ def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return [work for work, first in zip(works, row, strict=True) if first is not None]
-
-
-def _prepared(connection: Any, sql: str, params: list[Any]) -> tuple[str, list[Any]]:
-    """``EXECUTE`` a statement prepared once per PostgreSQL session, or the SQL itself."""
-    if connection.vendor != "postgresql" or not workflow_settings.PREPARE_POLLS:
-        return sql, params
-    if server_side_binding(connection):  # psycopg prepares repeated statements itself
-        return sql, params
-    prepared = _prepared_by_session.setdefault(connection.connection, set())
-    name = "workflow_probe_" + hashlib.sha1(sql.encode(), usedforsecurity=False).hexdigest()[:20]
-    if name not in prepared:
-        numbered = iter(range(1, len(params) + 1))
-        body = re.sub(r"%%|%s", lambda m: "%" if m[0] == "%%" else f"${next(numbered)}", sql)
-        with connection.cursor() as cursor:
-            cursor.execute(f"PREPARE {name} AS {body}".replace("%", "%%"))
-        prepared.add(name)
-    return f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params
-
-
-def server_side_binding(connection: Any) -> bool:
-    """Whether the connection binds parameters on the server (psycopg 3's
-    ``OPTIONS={"server_side_binding": True}``): a ``PREPARE`` sent through it reads its
-    own ``$1`` as a parameter of the statement sending it, and fails."""
-    return bool(connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"))
-
-
-# The statements prepared in each open database session (a new session starts empty).
-_prepared_by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def _sql(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, list[Any]]:

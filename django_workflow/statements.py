@@ -168,9 +168,14 @@ _content_types: dict[str, Any] = {}
 
 def content_type_id(model: Any, db: str) -> int:
     """The key of ``model``'s content type in ``db``, from the content types' own cache."""
+    return content_type(model, db).pk
+
+
+def content_type(model: Any, db: str) -> Any:
+    """``model``'s content type in ``db``, from the content types' own cache."""
     if db not in _content_types:
         _content_types[db] = ContentType.objects.db_manager(db)
-    return _content_types[db].get_for_model(model).pk
+    return _content_types[db].get_for_model(model)
 
 
 def logs_quietly() -> bool:

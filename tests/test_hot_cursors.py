@@ -3,7 +3,7 @@ prepares them once a session has run them a few times, unless ``PREPARE_POLLS`` 
 (docs/deployment.md); Django's query capture sees them either way."""
 
 import pytest
-from django.db import connections
+from django.db import connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from tests.conftest import workflow_database
@@ -60,3 +60,16 @@ def test_a_prepared_move_is_one_round_trip_after_its_first():
     first, second = Expense.objects.create(), Expense.objects.create()
     assert round_trips(first.fast_track) == 4  # BEGIN, prepare, the move, COMMIT
     assert round_trips(second.fast_track) == 3
+
+
+@on_postgresql
+def test_after_a_rollback_the_statements_are_prepared_again():
+    """psycopg forgets what it prepared when a transaction rolls back; the next runs
+    prepare again rather than name a statement the server no longer has."""
+    fast_track_several(2)
+    with pytest.raises(RuntimeError), transaction.atomic(using=workflow_database()):
+        Expense.objects.create().fast_track()
+        raise RuntimeError("rolled back")
+    fast_track_several(2)
+    assert len(prepared_moves()) == 1
+    assert Expense.objects.filter(state="approved").count() == 4

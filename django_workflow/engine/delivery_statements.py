@@ -37,8 +37,8 @@ def insert_first(row: EventDelivery, db: str) -> bool:
         row.outcome = Outcome.DUPLICATE  # outside the unique constraint: always inserted
         _inserted(row, _insert_sql(db), _insert_params(row, connection), db)
         return False
-    row.outcome = Outcome.DUPLICATE
-    again = _insert_params(row, connection)
+    again = list(params)  # the same row stored as a duplicate
+    again[_outcome_at()] = row.outcome = Outcome.DUPLICATE
     first = _inserted(row, _first_or_again_sql(db), [*params, *again], db)
     if first:
         row.outcome = Outcome.UNMATCHED
@@ -66,6 +66,11 @@ def _insert_params(row: EventDelivery, connection: Any) -> list[Any]:
 @cache
 def _insert_fields() -> list[Any]:
     return [field for field in EventDelivery._meta.local_concrete_fields if not field.primary_key]
+
+
+@cache
+def _outcome_at() -> int:
+    return [field.attname for field in _insert_fields()].index("outcome")
 
 
 @cache

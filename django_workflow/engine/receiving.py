@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import router, transaction
 from django.utils import timezone
@@ -40,6 +39,7 @@ from ..event_reading import deliver_one
 from ..events import Outcome, Trigger
 from ..models import EventDelivery
 from ..registry import workflow_models
+from ..statements import content_type
 from . import delivery_statements as statements
 from .manual import take_locked
 
@@ -112,7 +112,7 @@ def _row(
         data=data,
         seq=seq,
         outcome=Outcome.UNMATCHED,
-        content_type=ContentType.objects.db_manager(db).get_for_model(model),
+        content_type=content_type(model, db),
     )
 
 
