@@ -11,6 +11,7 @@ someone listens to the log's save signals.
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import chain
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
@@ -39,9 +40,12 @@ def update_logged(
     db: str,
     guard: dict[str, Any] | None = None,
     log: dict[str, Any] | None = None,
+    along: Along | None = None,
 ) -> int:
     """``update_row``, and the log row ``log`` (by attribute name) inserted with it:
-    only while nobody listens to the log's save signals (``logs_quietly``).
+    only while nobody listens to the log's save signals (``logs_quietly``). ``along``
+    is a write to another table that belongs with the move (an event's delivery row):
+    it is sent the same way, ahead of the ``UPDATE``.
 
     On PostgreSQL both are one statement, the log row's ``INSERT`` in a ``WITH`` of the
     ``UPDATE``: one round trip, no pipeline. Elsewhere they run one after the other.
@@ -52,16 +56,27 @@ def update_logged(
     guard = guard or {}
     connection = connections[db]
     sql, params = _update(model, pk, values, guard, db)
-    if log is not None:
-        insert, logged = _insert(log, db)
-        if connection.vendor == "postgresql":
-            sql, params = f"WITH logged AS ({insert}) {sql}", [*logged, *params]
-        else:
-            with hot_cursor(db) as cursor:
-                cursor.execute(insert, logged)
+    ahead = [part for part in (log and _insert(log, db), along) if part]
+    if ahead and connection.vendor == "postgresql":
+        names = ", ".join(f"ahead_{n} AS ({part[0]})" for n, part in enumerate(ahead))
+        sql, params = f"WITH {names} {sql}", [*chain(*(p for _, p in ahead)), *params]
+    else:
+        for part in ahead:
+            run(part, db)
     with hot_cursor(db) as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+#: A statement and its parameters.
+Along = tuple[str, list[Any]]
+
+
+def run(statement: Along | None, db: str) -> None:
+    """Execute ``statement`` (nothing for ``None``)."""
+    if statement is not None:
+        with hot_cursor(db) as cursor:
+            cursor.execute(*statement)
 
 
 def _update(

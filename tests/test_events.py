@@ -10,7 +10,7 @@ from django.db.models.signals import pre_save
 
 from django_workflow import InvalidDelivery, deliver
 from django_workflow.models import EventDelivery, TransitionLog
-from tests.testapp.models import Payment
+from tests.testapp.models import Meter, Payment
 
 pytestmark = pytest.mark.django_db
 
@@ -255,3 +255,17 @@ def test_an_integrity_error_of_the_move_itself_is_raised_not_taken_for_a_duplica
         pre_save.disconnect(refuse, sender=Payment)
 
     assert not EventDelivery.objects.exists() and fresh(payment).state == "pending"
+
+
+def test_a_kept_reading_older_than_the_one_applied_is_stale_not_applied_after_it():
+    """A reading buffered while the meter refused it, then a newer one applied: the move of
+    the newer one lets the kept one in, and it is older in its sender's order."""
+    meter = Meter.objects.create(ref="m1")
+    kept = deliver("meter.read", "m1", id="r1", seq=1, data={"reading": 100})
+    Meter.objects.filter(pk=meter.pk).update(accepting=True)
+    newer = deliver("meter.read", "m1", id="r2", seq=2, data={"reading": 200})
+
+    assert (kept.outcome, newer.outcome) == ("buffered", "applied")
+    assert EventDelivery.objects.get(event_id="r1").outcome == "stale"
+    assert Meter.objects.get(pk=meter.pk).reading == 200
+    assert [row.data["id"] for row in meter.history().filter(triggered_by="event")] == ["r2"]

@@ -20,6 +20,7 @@ from ..compiled_reads import compiled_select, read_instances
 from ..events import Outcome
 from ..hot_cursors import hot_cursor
 from ..models import EventDelivery
+from ..statements import Along, run
 
 _sql: dict[tuple[Any, ...], Any] = {}
 
@@ -102,6 +103,11 @@ def _first_or_again_sql(db: str) -> str:
 
 def settle(row: EventDelivery, db: str) -> None:
     """Write ``row``'s outcome, record and instant of application."""
+    run(settling(row, db), db)
+
+
+def settling(row: EventDelivery, db: str) -> Along:
+    """``settle``'s statement, for a move to take along."""
     connection = connections[db]
     meta = EventDelivery._meta
     if ("settle", db) not in _sql:
@@ -112,8 +118,7 @@ def settle(row: EventDelivery, db: str) -> None:
             f"WHERE {quote(meta.pk.column)} = %s"
         )
     applied_at = meta.get_field("applied_at").get_db_prep_save(row.applied_at, connection)
-    with hot_cursor(db) as cursor:
-        cursor.execute(_sql[("settle", db)], [row.outcome, row.object_id, applied_at, row.pk])
+    return _sql[("settle", db)], [row.outcome, row.object_id, applied_at, row.pk]
 
 
 def highest_seq(content_type_id: int, object_id: str, event: str, db: str) -> int | None:

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import log_values
+from .. import log_values, statements
 from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..conditions import unmet_reason
@@ -123,22 +123,29 @@ def take_transition(
 
 
 def take_locked(
-    record: Any, name: str, accepted: dict[str, Any], data: Any, trigger: Trigger
+    record: Any,
+    name: str,
+    accepted: dict[str, Any],
+    data: Any,
+    trigger: Trigger,
+    along: statements.Along | None = None,
 ) -> Any:
     """``take_transition`` without an actor or policy, for a record the caller's
     transaction holds locked as read: a refusal raises before anything is written. A
     plain transition (no action, cascade or quorum) is ``move_locked``'s one statement;
-    any other runs in a savepoint, so that a refusal undoes its own writes."""
+    any other runs in a savepoint, so that a refusal undoes its own writes. ``along`` is
+    written with the move, before anything reacts to it (``moves.move_locked``)."""
     data = log_values.check_data(data)
     decision = decide(record, name, None, accepted, authorize=False)
     transition = decision.transition
     if transition.action is not None or transition.cascade or votes.quorum(transition) is not None:
         with transaction.atomic(using=database(record)):
+            statements.run(along, database(record))
             return take_transition(record, name, accepted, None, False, "", data, trigger)
     changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
     entered = getattr(record, STATE_ENTERED_AT)
     event = Event(decision.step, decision.target, name, trigger, data=data)
-    return move_locked(record, changes, replace(event, from_state_entered_at=entered))
+    return move_locked(record, changes, replace(event, from_state_entered_at=entered), along)
 
 
 def _with_cascade(record: Any, decision: Decision, take: Any) -> Any:

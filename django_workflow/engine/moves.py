@@ -57,24 +57,28 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     return record
 
 
-def move_locked(record: Any, changes: dict[str, Any], event: Event) -> Any:
+def move_locked(
+    record: Any, changes: dict[str, Any], event: Event, along: statements.Along | None = None
+) -> Any:
     """``move`` for a row the caller's transaction holds locked, read in ``event.from_state``
     entered at ``event.from_state_entered_at``: the compiled UPDATE and log INSERT in one
     round trip, no savepoint. ``move`` itself where a move is not that plain (save signals,
-    log receivers, a column on another table)."""
+    log receivers, a column on another table). ``along`` is written with the move, before
+    anything reacts to it (``statements.update_logged``)."""
     model = type(record)
     guard = {
         model.workflow.state_attribute: event.from_state,
         STATE_ENTERED_AT: event.from_state_entered_at,
     }
+    db = database(record)
     if not _writes_plainly(model, guard, changes):
+        statements.run(along, db)
         return move(record, guard, changes, event)
     changes = holders.leaving(model.workflow, event.from_state, changes)
     changes = clocks.leaving(record, event.from_state, event.from_state_entered_at, changes)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
-    db = database(record)
-    _write_logged(record, guard, changes, event, db)
+    _write_logged(record, guard, changes, event, db, along)
     _end_stay(record, changes, db)
     _owe_and_announce(record, event, db)
     return record
@@ -92,7 +96,12 @@ def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) 
 
 
 def _write_logged(
-    record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event, db: str
+    record: Any,
+    guard: dict[str, Any],
+    changes: dict[str, Any],
+    event: Event,
+    db: str,
+    along: statements.Along | None = None,
 ) -> None:
     """The guarded ``UPDATE`` and the log row, one statement where the database allows
     (the log row is rolled back with the rest when the guard no longer holds)."""
@@ -100,7 +109,7 @@ def _write_logged(
     log = None
     if model.workflow.log is True:
         log = log_values(model, record.pk, _entered_before(record, event, changes), db)
-    if statements.update_logged(model, record.pk, changes, db, guard, log) == 0:
+    if statements.update_logged(model, record.pk, changes, db, guard, log, along) == 0:
         raise StaleRecord(record, tuple(guard))
     meters.moved(model, event, db)
     apply(record, changes)

@@ -39,7 +39,7 @@ from ..event_reading import deliver_one
 from ..events import Outcome, Trigger
 from ..models import EventDelivery
 from ..registry import workflow_models
-from ..statements import content_type
+from ..statements import Along, content_type
 from . import delivery_statements as statements
 from .manual import take_locked
 
@@ -123,10 +123,11 @@ def _delivered(model: Any, receive: Receive, row: EventDelivery, db: str) -> Del
         return Delivery(Outcome.DUPLICATE, holding(model, receive, value, db), row)
     record = holding(model, receive, value, db, lock=True)
     outcome = _correlate(record, receive, row, db)
-    if record is not None:
-        row.object_id = str(record.pk)
-    row.outcome = outcome
-    statements.settle(row, db)
+    if outcome != Outcome.APPLIED:  # an applied one was written with its move
+        if record is not None:
+            row.object_id = str(record.pk)
+        row.outcome = outcome
+        statements.settle(row, db)
     return Delivery(outcome, record, row)
 
 
@@ -207,20 +208,26 @@ def stale(record: Any, row: EventDelivery, db: str) -> bool:
 
 def _applied(record: Any, receive: Receive, row: EventDelivery, db: str) -> bool:
     """Call the transition on ``record`` if its step offers it (and its ``when`` and
-    routes let it); a refusal writes nothing (``take_locked``)."""
+    routes let it); a refusal writes nothing (``take_locked``). The delivery's row is
+    written ``applied`` with the move, before buffered events the move lets in are
+    looked at: one older in its sender's order is then stale."""
+    row.outcome, row.object_id, row.applied_at = Outcome.APPLIED, str(record.pk), timezone.now()
     try:
-        apply_event(record, receive, row)
+        apply_event(record, receive, row, along=statements.settling(row, db))
     except InvalidDelivery:
         raise
     except WorkflowError:
+        row.applied_at = None
         return False
-    row.applied_at = timezone.now()
     return True
 
 
-def apply_event(record: Any, receive: Receive, row: EventDelivery) -> None:
+def apply_event(
+    record: Any, receive: Receive, row: EventDelivery, along: Along | None = None
+) -> None:
     """The transition, as trigger ``event``: no actor, no policy, ``data``'s accepted
-    values, the log row's ``data`` naming the event. ``record`` is locked, as read."""
+    values, the log row's ``data`` naming the event. ``record`` is locked, as read;
+    ``along`` is written with the move."""
     workflow = type(record).workflow
     step = getattr(record, workflow.state_attribute)
     declared = workflow.transition(step, receive.transition)
@@ -228,7 +235,7 @@ def apply_event(record: Any, receive: Receive, row: EventDelivery) -> None:
         raise TransitionNotAllowed(record, receive.transition, step)
     accepted = _accepted(type(record), declared.accept, row.data or {})
     log_data = {"event": row.event, "id": row.event_id}
-    take_locked(record, receive.transition, accepted, log_data, Trigger.EVENT)
+    take_locked(record, receive.transition, accepted, log_data, Trigger.EVENT, along)
 
 
 def _accepted(model: Any, accept: Any, data: dict[str, Any]) -> dict[str, Any]:

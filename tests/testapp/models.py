@@ -1269,3 +1269,21 @@ class Package(WorkflowModel):
         with open(self.trace, "a") as trace:
             trace.write(f"collect {self.pk}\n")
         time.sleep(self.sleep_seconds)
+
+
+class Meter(WorkflowModel):
+    """A meter whose readings come numbered (``seq``) and wait in the buffer while the
+    meter does not accept them: a reading kept there must never be applied after a newer
+    one."""
+
+    ref = models.CharField(max_length=40, unique=True)
+    accepting = models.BooleanField(default=False)
+    reading = models.IntegerField(null=True, blank=True)
+
+    class Workflow:
+        log = True
+        events = {"meter.read": Receive(key="ref", transition="record", buffer="1d")}
+
+        live = Step(
+            Transition("record", to="live", accept=["reading"], when=Q(accepting=True)),
+        )
