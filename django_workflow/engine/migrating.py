@@ -2,7 +2,7 @@
 
 They work on the historical models of the migration's state, which carry no
 workflow: no signal is sent and no action or policy runs. The log rows and
-the effects owed are built by the engine's own builders (``moves.log_fields``,
+the effects owed are built by the engine's own builders (``log_rows.log_fields``,
 ``owed_effects.owed_rows``), keeping only the fields the historical log has.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from django.core.exceptions import FieldDoesNotExist
 
 from ..events import Event
-from .moves import log_fields
+from .log_rows import log_fields
 from .owed_effects import owed_rows
 
 

@@ -10,21 +10,19 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
-from django.db.models import Model
 from django.db.models.signals import post_save, pre_save
-from django.utils import timezone
 
 from .. import due_instants, holders, meters, rearming, statements, traces
 from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
-from ..errors import StaleRecord, error_text
-from ..events import Event, Trigger
+from ..errors import StaleRecord
+from ..events import Event
 from ..models import TransitionLog, WorkflowVote
 from ..signals import entered_step, step_changed
 from . import clocks, owed_effects
+from .log_rows import log_row, log_values
 from .rescheduling import reschedule
 from .routes import with_values
 
@@ -360,48 +358,3 @@ def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
         # work follows the entry: the transport queues it
         follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)
         transaction.on_commit(traces.within(span, follow_up), using=db)
-
-
-def _declared_comment(model: Any, event: Event) -> str:
-    """``Transition(comment=...)``: a manual move's comment when nobody gave one."""
-    if event.trigger != Trigger.MANUAL:
-        return ""
-    declared = model.workflow.transition(event.from_state, event.name)
-    return getattr(declared, "comment", "") or ""
-
-
-def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
-    return TransitionLog(**log_values(model, pk, event, db))
-
-
-def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
-    """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
-    and what a single row's ``INSERT`` sends without one."""
-    return {
-        "content_type_id": statements.content_type_id(model, db),
-        "occurred_at": timezone.now(),
-        **log_fields(model, pk, event),
-    }
-
-
-def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
-    """The log row of ``event`` by attribute name, but its content type and instant (which a
-    migration's historical log sets its own way)."""
-    actor, error, reverses = event.actor, event.error, event.reverses
-    user = isinstance(actor, Model) and isinstance(actor, get_user_model())
-    return {
-        "object_id": str(pk),
-        "from_state": event.from_state,
-        "to_state": event.to_state,
-        "transition_name": event.name,
-        "triggered_by": event.trigger,
-        "from_state_entered_at": event.from_state_entered_at,
-        "actor_id": actor.pk if user else None,
-        "actor_repr": "" if actor is None else str(actor)[:255],
-        "attempt": event.attempt,
-        "error": "" if error is None else error_text(error),
-        "reverses_id": None if reverses is None else reverses.pk,
-        "comment": event.comment or _declared_comment(model, event),
-        "data": event.data,
-        "on_behalf_of_id": getattr(event.on_behalf_of, "pk", None),
-    }

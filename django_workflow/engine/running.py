@@ -23,6 +23,7 @@ from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
 from ..work import Work
 from . import attempts
+from .log_rows import log_values
 from .moves import (
     apply,
     collecting,
@@ -30,7 +31,6 @@ from .moves import (
     entry_changes,
     field_values,
     log_event,
-    log_values,
     move,
     saved_by,
     saves_visibly,

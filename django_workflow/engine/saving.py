@@ -16,7 +16,8 @@ from ..errors import (
 from ..events import Event, Trigger
 from ..models import TransitionLog
 from . import owed_effects
-from .moves import AFTER_MOVES, COLLECTING, announce, database, log_row, prepared
+from .log_rows import log_row
+from .moves import AFTER_MOVES, COLLECTING, announce, database, prepared
 from .rescheduling import reschedule
 
 

@@ -1,0 +1,61 @@
+"""A step change's log row (``TransitionLog``): its values built directly from the
+``Event``, for the compiled ``INSERT`` of a single move, or as an instance for the
+bulk paths' ``bulk_create``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Model
+from django.utils import timezone
+
+from .. import statements
+from ..errors import error_text
+from ..events import Event, Trigger
+from ..models import TransitionLog
+
+
+def _declared_comment(model: Any, event: Event) -> str:
+    """``Transition(comment=...)``: a manual move's comment when nobody gave one."""
+    if event.trigger != Trigger.MANUAL:
+        return ""
+    declared = model.workflow.transition(event.from_state, event.name)
+    return getattr(declared, "comment", "") or ""
+
+
+def log_row(model: Any, pk: Any, event: Event, db: str) -> TransitionLog:
+    return TransitionLog(**log_values(model, pk, event, db))
+
+
+def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
+    """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
+    and what a single row's ``INSERT`` sends without one."""
+    return {
+        "content_type_id": statements.content_type_id(model, db),
+        "occurred_at": timezone.now(),
+        **log_fields(model, pk, event),
+    }
+
+
+def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
+    """The log row of ``event`` by attribute name, but its content type and instant (which a
+    migration's historical log sets its own way)."""
+    actor, error, reverses = event.actor, event.error, event.reverses
+    user = isinstance(actor, Model) and isinstance(actor, get_user_model())
+    return {
+        "object_id": str(pk),
+        "from_state": event.from_state,
+        "to_state": event.to_state,
+        "transition_name": event.name,
+        "triggered_by": event.trigger,
+        "from_state_entered_at": event.from_state_entered_at,
+        "actor_id": actor.pk if user else None,
+        "actor_repr": "" if actor is None else str(actor)[:255],
+        "attempt": event.attempt,
+        "error": "" if error is None else error_text(error),
+        "reverses_id": None if reverses is None else reverses.pk,
+        "comment": event.comment or _declared_comment(model, event),
+        "data": event.data,
+        "on_behalf_of_id": getattr(event.on_behalf_of, "pk", None),
+    }
