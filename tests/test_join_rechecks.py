@@ -175,9 +175,9 @@ def test_every_query_of_a_recheck_reads_an_index(clock):
         picking(parcels=3)
     clock.move_to(T + RECHECK)
     # unprepared, so each statement is captured with its values, to be explained here
-    with override_settings(DJANGO_WORKFLOW={"PREPARE_POLLS": False}):
-        with CaptureQueriesContext(connection) as seen:
-            the_worker_polls()
+    unprepared = override_settings(DJANGO_WORKFLOW={"PREPARE_POLLS": False})
+    with unprepared, CaptureQueriesContext(connection) as seen:
+        the_worker_polls()
     reads = [
         query["sql"]
         for query in seen.captured_queries
