@@ -9,8 +9,8 @@ fired, then the escalation's). A backlog is left for the gauges to find: one
 review in ten whose reminder came due and has not fired (overdue, with a due
 lag), and one syncing record in ten halted (its attempt row ``halted``). Rows are
 written by ``INSERT … SELECT`` over ``generate_series`` into emptied tables
-(untimed), then ``VACUUM ANALYZE``. Before the rounds, every gauge is checked against counts taken straight
-from the table.
+(untimed), then ``VACUUM ANALYZE``. Before the rounds, every gauge is checked against
+counts taken straight from the table.
 
 Sides, each ``BENCH_SCRAPES`` times (default 30) after warm-up scrapes, every one a
 ``GET`` of the view with a bearer token that reads the gauges of every workflow

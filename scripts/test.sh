@@ -118,4 +118,13 @@ with_postgres newest_pair "$@" || status=1
 wait $lts || status=1
 cat "$lts_log"
 rm -f "$lts_log"
+
+# How long a writer waits beside a worker's automatic steps on SQLite: measured with the
+# machine to itself, after the pairs, so what it times is the worker's pacing and not
+# the other suites' load.
+if [ $status = 0 ]; then
+  echo "==> a writer beside automatic steps on SQLite, nothing else running"
+  WORKFLOW_WRITER_WAIT=1 WORKFLOW_TEST_DB=sqlite .venv/bin/pytest -q tests/test_steps_beside_writers.py \
+    || status=1
+fi
 exit $status

@@ -14,24 +14,23 @@ from tests.writers import Writer
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.worker,
-    # The promise holds in most runs but not yet in every run on a loaded machine (a
-    # worker process descheduled inside its turn, django-q2's scheduler queueing every
-    # due schedule in one transaction): docs/worker.md says so. Until it holds in every
-    # run, it is measured on demand rather than gating the suite.
+    # Timed with the machine to itself: the test command runs it alone, after the suites
+    # (scripts/test.sh), with WORKFLOW_WRITER_WAIT set; beside them the load it would time
+    # is theirs.
     pytest.mark.skipif(
         not os.environ.get("WORKFLOW_WRITER_WAIT"),
-        reason="set WORKFLOW_WRITER_WAIT=1 to measure the writer's wait beside automatic steps",
+        reason="run alone by the test command, with WORKFLOW_WRITER_WAIT=1",
     ),
 ]
 
 RECORDS = 240
 ACTION = 0.05
-#: The promise: another writer waits at most one action and 50 ms. The margin is for a
-#: loaded 2-core machine: a record's turn holds the lock for more than its action (it
-#: commits twice, about 20 ms each on a virtual disk), and the writer thread, the test
-#: process and four django-q2 processes share two cores, so a descheduled lock holder
-#: keeps the lock one time slice longer.
-MARGIN = 0.15
+#: The promise: another writer waits at most one action and 50 ms. Alone on a 2-core
+#: machine its longest wait was 0.083-0.086 s in eight runs; beside a full test suite,
+#: up to 0.12 s. The margin is for a shared machine: the writer thread, the test process
+#: and four django-q2 processes share two cores, and a lock holder descheduled inside
+#: its turn keeps the lock one time slice longer.
+MARGIN = 0.05
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's one writer")
