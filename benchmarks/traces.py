@@ -10,7 +10,10 @@ alternated in one run (the order reversed every other round):
   (the API's no-op spans);
 - SDK, no-op exporter: a ``TracerProvider`` with a ``BatchSpanProcessor`` and an
   exporter that drops what it is given: everything but the export is paid;
-- the same, sampling one trace in ten (``TraceIdRatioBased(0.1)``).
+- the same, sampling one trace in ten (``TraceIdRatioBased(0.1)``);
+- the SDK's own share, shown: a ``TracerProvider`` with no span processor (the span
+  made and its attributes cleaned, nothing done at its end), and one with a
+  ``SimpleSpanProcessor`` and the no-op exporter (no background thread).
 
 Targets: SDK with a no-op exporter / not importable <= 1.10. For not installed
 against no hooks at all, which one process cannot hold both of, the hooks'
@@ -47,7 +50,12 @@ from django.core.management import call_command
 from django.db.backends.signals import connection_created
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 
 from benchmarks import common
@@ -81,6 +89,8 @@ SDK = TracerProvider()
 SDK.add_span_processor(BatchSpanProcessor(DROPPED))
 SAMPLED = TracerProvider(sampler=TraceIdRatioBased(0.1))
 SAMPLED.add_span_processor(BatchSpanProcessor(Dropped()))
+SIMPLE = TracerProvider()
+SIMPLE.add_span_processor(SimpleSpanProcessor(Dropped()))
 
 #: label: the tracer ``django_workflow.traces`` uses in the round
 TRACERS = {
@@ -88,6 +98,8 @@ TRACERS = {
     "API, no SDK": trace.get_tracer("django_workflow"),  # the API's proxy: no provider set
     "SDK, no-op exporter": SDK.get_tracer("django_workflow"),
     "SDK, 1 in 10 sampled": SAMPLED.get_tracer("django_workflow"),
+    "SDK, no processor": TracerProvider().get_tracer("django_workflow"),
+    "SDK, simple processor": SIMPLE.get_tracer("django_workflow"),
 }
 
 
@@ -155,8 +167,8 @@ def report(alias, clocks, hook):
         print(f"  SDK, no-op exporter / not importable   {sdk:5.3f}  target <= 1.10  ", end="")
         print(common.verdict(sdk <= 1.10))
         print(f"  API, no SDK / not importable           {api:5.3f}  (shown)")
-        sampled = med["SDK, 1 in 10 sampled"] / base
-        print(f"  SDK, 1 in 10 sampled / not importable  {sampled:5.3f}  (shown)")
+        for side in ("SDK, 1 in 10 sampled", "SDK, no processor", "SDK, simple processor"):
+            print(f"  {side + ' / not importable':<39}{med[side] / base:5.3f}  (shown)")
         print(
             f"  not importable / no hooks              {absent:7.5f}  target <= 1.02  "
             f"{common.verdict(absent <= 1.02)}  (hooks {hook * 1e9:.0f} ns of {base * 1e6:.1f} µs)"
