@@ -7,8 +7,8 @@ Each side delivers ``BENCH_EVENTS`` events per round to records made for the rou
 
 - applied: the record is in a step offering the transition. The workflow inserts the
   delivery row first (the unique ``(event, id)`` decides duplicates), locks the record,
-  moves it through the engine (guarded ``UPDATE`` with its log row), looks for buffered
-  events its new step lets in and stores the outcome.
+  moves it through the engine (guarded ``UPDATE`` with its log row and the outcome, which
+  also answers whether events its new step lets in are buffered: none are here).
 - duplicate: the same event ids again (delivered untimed before): the insert finds the
   id taken, a ``duplicate`` row is stored and the record read.
 - buffered (workflow only): the record's step does not offer the transition; the event

@@ -10,6 +10,8 @@ someone listens to the log's save signals.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
 from typing import Any
@@ -41,11 +43,13 @@ def update_logged(
     guard: dict[str, Any] | None = None,
     log: dict[str, Any] | None = None,
     along: Along | None = None,
+    questions: Iterable[Question] = (),
 ) -> int:
     """``update_row``, and the log row ``log`` (by attribute name) inserted with it:
     only while nobody listens to the log's save signals (``logs_quietly``). ``along``
     is a write to another table that belongs with the move (an event's delivery row):
-    it is sent the same way, ahead of the ``UPDATE``.
+    it is sent the same way, ahead of the ``UPDATE``. ``questions`` about the written
+    row are answered in its ``RETURNING`` on PostgreSQL; elsewhere they stay unanswered.
 
     On PostgreSQL both are one statement, the log row's ``INSERT`` in a ``WITH`` of the
     ``UPDATE``: one round trip, no pipeline. Elsewhere they run one after the other.
@@ -57,15 +61,35 @@ def update_logged(
     connection = connections[db]
     sql, params = _update(model, pk, values, guard, db)
     ahead = [part for part in (log and _insert(log, db), along) if part]
+    asked = list(questions) if connection.vendor == "postgresql" else []
     if ahead and connection.vendor == "postgresql":
         names = ", ".join(f"ahead_{n} AS ({part[0]})" for n, part in enumerate(ahead))
         sql, params = f"WITH {names} {sql}", [*chain(*(p for _, p in ahead)), *params]
     else:
         for part in ahead:
             run(part, db)
+    if asked:
+        sql = f"{sql} RETURNING {', '.join(f'({q.sql})' for q in asked)}"
+        params = [*params, *chain(*(q.params for q in asked))]
     with hot_cursor(db) as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        written = cursor.rowcount
+        if asked and written:
+            for question, answer in zip(asked, cursor.fetchone(), strict=True):
+                question.answer = answer
+        return written
+
+
+@dataclass
+class Question:
+    """What a hook wants to know of the row a step change's ``UPDATE`` writes, asked in
+    that statement (``update_logged``) instead of one of its own: ``sql``, an expression
+    over the row (its columns qualified by its table's name), and its ``params``.
+    ``answer`` stays ``None`` until it is asked."""
+
+    sql: str
+    params: list[Any]
+    answer: Any = None
 
 
 #: A statement and its parameters.

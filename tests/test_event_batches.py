@@ -4,11 +4,12 @@ transaction, each as ``deliver`` would; and the statements a delivery is made of
 import re
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models.signals import pre_save
 from django.test.utils import CaptureQueriesContext
 
 from django_workflow import InvalidDelivery, deliver, deliver_many
+from django_workflow.engine import buffering
 from django_workflow.models import EventDelivery, TransitionLog
 from tests.races import race
 from tests.testapp.models import Payment
@@ -127,13 +128,30 @@ def test_an_applied_delivery_is_a_few_statements_and_no_savepoint_of_its_own():
 
     # In the test's transaction, the delivery's own is a savepoint (BEGIN and COMMIT
     # otherwise). Inside: the row, the record locked, the move with its log row and the
-    # delivery's outcome (one statement on PostgreSQL), the buffered events its new step
-    # lets in (one statement per key field: "settle" is received by psp_ref and by id).
+    # delivery's outcome (one statement on PostgreSQL, which also answers whether events
+    # its new step lets in are buffered: none are), elsewhere the buffered events looked
+    # up (one statement per key field: "settle" is received by psp_ref and by id).
     postgresql = connection.vendor == "postgresql"
-    move = ["WITH"] if postgresql else ["INSERT", "UPDATE", "UPDATE"]
+    move = ["WITH"] if postgresql else ["INSERT", "UPDATE", "UPDATE", "SELECT", "SELECT"]
     stored = ["WITH"] if postgresql else ["INSERT"]
-    expected = ["SAVEPOINT", *stored, "SELECT", *move, "SELECT", "SELECT", "RELEASE"]
-    assert statements(seen) == expected
+    assert statements(seen) == ["SAVEPOINT", *stored, "SELECT", *move, "RELEASE"]
+    if postgresql:
+        assert "EXISTS" in seen.captured_queries[3]["sql"]
+
+
+def test_a_move_whose_statement_finds_buffered_events_looks_them_up_and_applies_them():
+    payment = Payment.objects.create(psp_ref="pay_1")
+    early = deliver("psp.settled", "pay_1", id="s1", data={"settled_amount": 7})
+    assert early.outcome == "buffered"
+
+    with CaptureQueriesContext(connection) as seen:
+        applied = deliver("psp.authorised", "pay_1", id="a1")
+
+    assert applied.outcome == "applied"
+    assert fresh(payment).state == "settled" and fresh(payment).settled_amount == 7
+    assert EventDelivery.objects.get(event_id="s1").outcome == "applied"
+    # the move's answer said an event waits: it is read, locked and applied
+    assert statements(seen).count("SELECT") >= 3
 
 
 def test_a_duplicate_is_its_insert_the_duplicate_row_and_the_record_read():
@@ -165,3 +183,22 @@ def test_one_batch_replayed_by_two_processes_at_once_applies_each_event_once():
     assert sorted(outcomes) == ["applied"] * 20 + ["duplicate"] * 20
     assert TransitionLog.objects.filter(triggered_by="event").count() == 20
     assert set(Payment.objects.values_list("state", flat=True)) == {"authorised"}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="asked in the move's RETURNING")
+def test_the_question_whether_events_wait_is_served_by_the_buffered_index_in_a_generic_plan():
+    # Prepared once per session, the move's statement may run on a generic plan: the
+    # partial index of buffered deliveries must still serve it (a bound outcome would
+    # not match the index's condition, and every move would read the deliveries whole).
+    question = buffering.waiting(Payment, "authorised", "default")
+    numbered = iter(range(1, 100))
+    sql = re.sub("%s", lambda _: f"${next(numbered)}", question.sql)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"PREPARE waiting AS SELECT ({sql}) FROM testapp_payment")
+        values = ", ".join(["%s"] * len(question.params))
+        cursor.execute(f"EXPLAIN EXECUTE waiting({values})", question.params)
+        plan = " ".join(row[0] for row in cursor.fetchall())
+        cursor.execute("DEALLOCATE waiting")
+    assert "workflow_event_buffered" in plan

@@ -51,3 +51,19 @@ def test_an_early_event_and_the_move_that_lets_it_in_at_once_apply_it_once():
         settles = TransitionLog.objects.filter(object_id=str(payment.pk), to_state="settled")
         assert stored.state == "settled" and settles.count() == 1, outcomes
         assert EventDelivery.objects.get(event_id=f"s{round_}").outcome == "applied"
+
+
+def test_an_early_event_and_the_event_that_lets_it_in_at_once_apply_it_once():
+    # The letting-in move is itself an event's: its statement, on the locked record,
+    # answers whether an event waits for the step it enters (docs/events.md, "Speed").
+    for round_ in range(10):
+        payment = Payment.objects.create(psp_ref=f"pay_{round_}")
+        settle = outcome_of("psp.settled", payment.psp_ref, id=f"s{round_}")
+        authorise = outcome_of("psp.authorised", payment.psp_ref, id=f"a{round_}")
+        outcomes = at_once([settle, authorise])
+
+        assert outcomes[0] in ("buffered", "applied") and outcomes[1] == "applied", outcomes
+        stored = Payment.objects.get(pk=payment.pk)
+        settles = TransitionLog.objects.filter(object_id=str(payment.pk), to_state="settled")
+        assert stored.state == "settled" and settles.count() == 1, outcomes
+        assert EventDelivery.objects.get(event_id=f"s{round_}").outcome == "applied"

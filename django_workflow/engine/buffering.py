@@ -20,26 +20,46 @@ from ..durations import parse_timedelta
 from ..errors import WorkflowError
 from ..events import Outcome
 from ..models import EventDelivery
+from ..statements import Question
 from . import delivery_statements as statements
 from . import moves
 from .receiving import apply_event, declarations, holding, receivers, stale
 
 
 def after_moves(
-    model: Any, pks: list[Any], db: str, step: str | None, instance: Any = None
+    model: Any,
+    pks: list[Any],
+    db: str,
+    step: str | None,
+    instance: Any = None,
+    answers: moves.Answers | None = None,
 ) -> None:
     """The hook of every creation and step change: records of ``model`` entering ``step``
     take the buffered events whose transition ``step`` offers, oldest first (each move
     comes back here for the step it enters). ``instance`` (the caller's, of a single
-    record) follows its record on."""
+    record) follows its record on. A step change that answered ``waiting`` with no
+    needs no lookup."""
     events = _offered(model, step)
-    if not events or not pks:
+    if not events or not pks or (answers or {}).get(waiting) is False:
         return
     by_key = _buffered(model, pks, db, events)
     for pk, deliveries in by_key.items():
         moved = _take_buffered(model, pk, db, deliveries)
         if moved is not None and instance is not None and instance.pk == pk:
             moves.apply(instance, _written(moved, events))
+
+
+def waiting(model: Any, step: str | None, db: str) -> Question | None:
+    """Whether deliveries of the buffered events ``step`` offers wait for the record
+    entering it: asked in the step change's own statement (``moves.ASKED_ON_ENTRY``),
+    whose snapshot, taken with the record locked, holds every event buffered for it."""
+    events = _offered(model, step)
+    if not events:
+        return None
+    names: dict[str, list[str]] = {}
+    for name, receive in events.items():
+        names.setdefault(receive.key, []).append(name)
+    return statements.waiting_question(model, names, db)
 
 
 def _offered(model: Any, step: str | None) -> dict[str, Receive]:
@@ -186,3 +206,4 @@ def _recheck(model: Any, receive: Receive, delivery: EventDelivery, db: str) -> 
 
 
 moves.AFTER_MOVES.append(after_moves)
+moves.ASKED_ON_ENTRY.append(waiting)

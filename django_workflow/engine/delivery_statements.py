@@ -20,7 +20,7 @@ from ..compiled_reads import compiled_select, read_instances
 from ..events import Outcome
 from ..hot_cursors import hot_cursor
 from ..models import EventDelivery
-from ..statements import Along, run
+from ..statements import Along, Question, run
 
 _sql: dict[tuple[Any, ...], Any] = {}
 
@@ -129,12 +129,10 @@ def highest_seq(content_type_id: int, object_id: str, event: str, db: str) -> in
         _sql[("seq", db)] = (
             f"SELECT MAX({quote('seq')}) FROM {quote(EventDelivery._meta.db_table)} "
             f"WHERE {quote('content_type_id')} = %s AND {quote('object_id')} = %s "
-            f"AND {quote('event')} = %s AND {quote('outcome')} = %s"
-        )
+            f"AND {quote('event')} = %s AND {quote('outcome')} = '{Outcome.APPLIED.value}'"
+        )  # the outcome written out: the partial index serves a generic plan then
     with hot_cursor(db) as cursor:
-        cursor.execute(
-            _sql[("seq", db)], [content_type_id, object_id, event, Outcome.APPLIED.value]
-        )
+        cursor.execute(_sql[("seq", db)], [content_type_id, object_id, event])
         return cursor.fetchone()[0]
 
 
@@ -169,20 +167,59 @@ def buffered_for(
     if compiled_key not in _sql:
         _sql[compiled_key] = _buffered_sql(field, key_text, len(names), db)
     sql, converters, compiler, attnames = _sql[compiled_key]
-    params = [
-        *names,
-        Outcome.BUFFERED.value,
-        field.model._meta.pk.get_db_prep_value(pk, connections[db]),
-    ]
+    params = [*names, field.model._meta.pk.get_db_prep_value(pk, connections[db])]
     return list(
         read_instances(EventDelivery, (sql, [], compiler, converters, attnames), params, db)
     )
 
 
-def _key_text(field: Any, db: str) -> str | None:
+def waiting_question(model: Any, names: dict[str, list[str]], db: str) -> Question | None:
+    """Whether deliveries of the events ``names`` (by the key field naming the record) are
+    buffered for the row a step change of ``model`` writes: an ``EXISTS`` for its
+    ``RETURNING``. ``None`` off PostgreSQL, for a key field on another table than the
+    workflow's columns, or one whose text the database writes otherwise than ``str()``."""
+    if connections[db].vendor != "postgresql":
+        return None
+    key = ("waiting", model, tuple((field, tuple(events)) for field, events in names.items()), db)
+    if key not in _sql:
+        _sql[key] = _waiting_sql(model, names, db)
+    if _sql[key] is None:
+        return None
+    sql, params = _sql[key]
+    return Question(sql, list(params))
+
+
+def _waiting_sql(model: Any, names: dict[str, list[str]], db: str) -> Along | None:
+    quote = connections[db].ops.quote_name
+    table = quote(EventDelivery._meta.db_table)
+    written = model._meta.get_field(model.workflow.state_attribute).model._meta.db_table
+    clauses, params = [], []
+    for key_field, events in names.items():
+        field = model._meta.get_field(key_field)
+        key_text = _key_text(field, db, qualified=True)
+        if key_text is None or field.model._meta.db_table != written:
+            return None
+        marks = ", ".join(["%s"] * len(events))
+        clauses.append(
+            f"({table}.{quote('event')} IN ({marks}) AND {table}.{quote('key')} = {key_text})"
+        )
+        params.extend(events)
+    # The outcome written out, not bound: the partial index of buffered deliveries
+    # serves a prepared statement's generic plan only for a condition it can match.
+    return (
+        f"EXISTS (SELECT 1 FROM {table} WHERE {table}.{quote('outcome')} = "
+        f"'{Outcome.BUFFERED.value}' AND ({' OR '.join(clauses)}))",
+        params,
+    )
+
+
+def _key_text(field: Any, db: str, qualified: bool = False) -> str | None:
     """The key column as text the way ``str()`` writes its value: a text or an integer
-    field's; else ``None``."""
-    column = connections[db].ops.quote_name(field.column)
+    field's; else ``None``. ``qualified``: by its table's name."""
+    quote = connections[db].ops.quote_name
+    column = quote(field.column)
+    if qualified:
+        column = f"{quote(field.model._meta.db_table)}.{column}"
     if type(field) in _TEXT_FIELDS:
         return column
     if isinstance(field, models.IntegerField):
@@ -205,7 +242,8 @@ def _buffered_sql(field: Any, key_text: str, names: int, db: str) -> tuple[Any, 
     marks = ", ".join(["%s"] * names)
     sql = (
         f"SELECT {columns} FROM {table} WHERE {quote('event')} IN ({marks}) "
-        f"AND {quote('outcome')} = %s AND {quote('key')} = (SELECT {key_text} FROM "
+        f"AND {quote('outcome')} = '{Outcome.BUFFERED.value}' "
+        f"AND {quote('key')} = (SELECT {key_text} FROM "
         f"{quote(owner.db_table)} WHERE {quote(owner.pk.column)} = %s) "
         f"ORDER BY {quote('delivered_at')}, {quote(EventDelivery._meta.pk.column)}"
     )

@@ -57,7 +57,12 @@ def _named(model: Any, db: str, pk: Any) -> tuple[Any, str, Any]:
 
 
 def after_moves(
-    model: Any, pks: list[Any], db: str, step: str | None, instance: Any = None
+    model: Any,
+    pks: list[Any],
+    db: str,
+    step: str | None,
+    instance: Any = None,
+    answers: moves.Answers | None = None,
 ) -> None:
     """The hook of every step change and creation of ``model``'s records ``pks`` into
     ``step``: those records are evaluated when ``step`` holds a join, and the parents of

@@ -76,9 +76,9 @@ def move_locked(
     changes = clocks.leaving(record, event.from_state, event.from_state_entered_at, changes)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
-    _write_logged(record, guard, changes, event, db, along)
+    answers = _write_logged(record, guard, changes, event, db, along, locked=True)
     _end_stay(record, changes, db)
-    _owe_and_announce(record, event, db)
+    _owe_and_announce(record, event, db, answers)
     return record
 
 
@@ -100,17 +100,25 @@ def _write_logged(
     event: Event,
     db: str,
     along: statements.Along | None = None,
-) -> None:
+    locked: bool = False,
+) -> Answers:
     """The guarded ``UPDATE`` and the log row, one statement where the database allows
-    (the log row is rolled back with the rest when the guard no longer holds)."""
+    (the log row is rolled back with the rest when the guard no longer holds). For a row
+    the transaction already holds ``locked``, asks the ``ASKED_ON_ENTRY`` questions in it;
+    their answers, by the function that asked. (An ``UPDATE`` that waits for the row's
+    lock reads other rows as they were before it waited: its answers could be stale.)"""
     model = type(record)
     log = None
     if model.workflow.log is True:
         log = log_values(model, record.pk, _entered_before(record, event, changes), db)
-    if statements.update_logged(model, record.pk, changes, db, guard, log, along) == 0:
+    asking = ASKED_ON_ENTRY if locked else ()
+    asked = {ask: q for ask in asking if (q := ask(model, event.to_state, db))}
+    questions = asked.values()
+    if statements.update_logged(model, record.pk, changes, db, guard, log, along, questions) == 0:
         raise StaleRecord(record, tuple(guard))
     meters.moved(model, event, db)
     apply(record, changes)
+    return {ask: question.answer for ask, question in asked.items()}
 
 
 def _entered_before(record: Any, event: Event, changes: dict[str, Any]) -> Event:
@@ -321,22 +329,39 @@ def _after_change(record: Any, event: Event, db: str) -> None:
     _owe_and_announce(record, event, db)
 
 
-#: What else a step change sets off in its transaction, ``(model, pks, db, step, instance)``:
-#: ``joins`` adds its evaluation when the engine loads (it moves records through here).
+#: What else a step change sets off in its transaction, ``(model, pks, db, step, instance,
+#: answers)``: ``joins`` and ``buffering`` add theirs when the engine loads (they move
+#: records through here).
 AFTER_MOVES: list[Callable[..., None]] = []
 
+#: What those hooks want to know of a record entering a step, ``(model, step, db) ->
+#: statements.Question | None``: a single record's step change asks it in its own
+#: statement, and the hooks find the answer in ``answers`` under the function that asked
+#: (on PostgreSQL; elsewhere, and for other moves, ``answers`` has none).
+ASKED_ON_ENTRY: list[Callable[..., statements.Question | None]] = []
 
-def _moved(model: Any, pks: list[Any], db: str, step: str | None, instance: Any = None) -> None:
+#: A step change's answers to ``ASKED_ON_ENTRY``'s questions, by the function that asked.
+Answers = dict[Callable[..., Any], Any]
+
+
+def _moved(
+    model: Any,
+    pks: list[Any],
+    db: str,
+    step: str | None,
+    instance: Any = None,
+    answers: Answers | None = None,
+) -> None:
     for hook in AFTER_MOVES:
-        hook(model, pks, db, step, instance)
+        hook(model, pks, db, step, instance, answers or {})
 
 
-def _owe_and_announce(record: Any, event: Event, db: str) -> None:
+def _owe_and_announce(record: Any, event: Event, db: str, answers: Answers | None = None) -> None:
     owed_effects.owe(
         type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
     )
     announce(type(record), record.pk, record, event, db)
-    _moved(type(record), [record.pk], db, event.to_state, record)
+    _moved(type(record), [record.pk], db, event.to_state, record, answers)
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
