@@ -90,6 +90,9 @@ class TestTheLogAtDesktopWidth(StaticLiveServerTestCase):
         User.objects.create_superuser("staff", "staff@example.com", "secret")
         with tempfile.TemporaryDirectory(prefix="workflow-chromium-") as profile:
             driver = browser(profile)
+            # A click returns before the page it submits has loaded: each lookup waits
+            # for its element, as the other browser tests' do (InChromium.element_wait).
+            driver.implicitly_wait(10)
             try:
                 driver.set_window_size(1280, 900)
                 driver.get(f"{self.live_server_url}/admin/login/")
