@@ -4,12 +4,13 @@ transaction, each as ``deliver`` would; and the statements a delivery is made of
 import re
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
 from django.db.models.signals import pre_save
 from django.test.utils import CaptureQueriesContext
 
 from django_workflow import InvalidDelivery, deliver, deliver_many
-from django_workflow.engine import buffering
+from django_workflow.engine import buffering, delivery_statements
 from django_workflow.models import EventDelivery, TransitionLog
 from tests.races import race
 from tests.testapp.models import Payment
@@ -185,20 +186,51 @@ def test_one_batch_replayed_by_two_processes_at_once_applies_each_event_once():
     assert set(Payment.objects.values_list("state", flat=True)) == {"authorised"}
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="asked in the move's RETURNING")
-def test_the_question_whether_events_wait_is_served_by_the_buffered_index_in_a_generic_plan():
-    # Prepared once per session, the move's statement may run on a generic plan: the
-    # partial index of buffered deliveries must still serve it (a bound outcome would
-    # not match the index's condition, and every move would read the deliveries whole).
-    question = buffering.waiting(Payment, "authorised", "default")
+def test_an_event_keyed_by_an_integer_field_is_let_in_by_an_event():
+    # The event-driven move asks in its own statement whether events wait: the key
+    # compared as text, for a key held by an integer field too.
+    payment = Payment.objects.create(psp_ref="pay_1")
+    early = deliver("psp.captured", payment.pk, id="c1", data={"settled_amount": 7})
+
+    applied = deliver("psp.authorised", "pay_1", id="a1")
+
+    assert (early.outcome, applied.outcome) == ("buffered", "applied")
+    assert fresh(payment).state == "settled" and fresh(payment).settled_amount == 7
+    assert EventDelivery.objects.get(event_id="c1").outcome == "applied"
+
+
+def generic_plan(sql, params):
+    """PostgreSQL's generic plan of ``sql`` (``%s`` placeholders), as a prepared statement
+    comes to run on once it has run a few times in a session."""
     numbered = iter(range(1, 100))
-    sql = re.sub("%s", lambda _: f"${next(numbered)}", question.sql)
+    prepared = re.sub("%s", lambda _: f"${next(numbered)}", sql)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(f"PREPARE waiting AS SELECT ({sql}) FROM testapp_payment")
-        values = ", ".join(["%s"] * len(question.params))
-        cursor.execute(f"EXPLAIN EXECUTE waiting({values})", question.params)
+        cursor.execute(f"PREPARE generic AS {prepared}")
+        values = ", ".join(["%s"] * len(params))
+        cursor.execute(f"EXPLAIN EXECUTE generic({values})", params)
         plan = " ".join(row[0] for row in cursor.fetchall())
-        cursor.execute("DEALLOCATE waiting")
-    assert "workflow_event_buffered" in plan
+        cursor.execute("DEALLOCATE generic")
+    return plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared on PostgreSQL")
+def test_the_delivery_statements_are_served_by_their_partial_indexes_in_a_generic_plan():
+    # Prepared once per session, a statement may run on a generic plan: the partial
+    # indexes of buffered and applied deliveries must still serve it (a bound outcome
+    # would not match an index's condition, and each would read the deliveries whole).
+    payment = Payment.objects.create(psp_ref="pay_1")
+    question = buffering.waiting(Payment, "authorised", "default")
+    asked = generic_plan(f"SELECT ({question.sql}) FROM testapp_payment", question.params)
+    assert "workflow_event_buffered" in asked
+
+    kind = ContentType.objects.get_for_model(Payment).pk
+    delivery_statements.buffered_for(Payment, payment.pk, "psp_ref", ["psp.settled"], "default")
+    delivery_statements.highest_seq(kind, str(payment.pk), "psp.amount", "default")
+    compiled = delivery_statements._sql
+    lookup = compiled[("buffered", Payment, "psp_ref", 1, "default")][0]
+    assert "workflow_event_buffered" in generic_plan(lookup, ["psp.settled", payment.pk])
+    highest = compiled[("seq", "default")]
+    params = [kind, str(payment.pk), "psp.amount"]
+    assert "workflow_event_applied" in generic_plan(highest, params)

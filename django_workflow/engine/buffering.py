@@ -52,7 +52,8 @@ def after_moves(
 def waiting(model: Any, step: str | None, db: str) -> Question | None:
     """Whether deliveries of the buffered events ``step`` offers wait for the record
     entering it: asked in the step change's own statement (``moves.ASKED_ON_ENTRY``),
-    whose snapshot, taken with the record locked, holds every event buffered for it."""
+    whose snapshot, taken with the record locked, holds every event buffered for it
+    (read committed, PostgreSQL's default isolation)."""
     events = _offered(model, step)
     if not events:
         return None
