@@ -33,9 +33,48 @@ def hot_cursor(db: str) -> Any:
         # Django turns psycopg's preparing off; its own cursors bind on the client and
         # never prepare, so this lets only the statements asked to (``prepare=True``).
         connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
-    with connection.wrap_database_errors:
-        # Django's own wrapping of a new cursor (thread check, debug capture)
-        return connection._prepare_cursor(_preparing_cursor()(connection.connection))
+    cursor = _preparing_cursor()(connection.connection)
+    if connection.queries_logged or connection.execute_wrappers:
+        with connection.wrap_database_errors:
+            # Django's own wrapping (thread check, debug capture, execute wrappers)
+            return connection._prepare_cursor(cursor)
+    connection.validate_thread_sharing()
+    return _QuietCursor(connection, cursor)
+
+
+class _QuietCursor:
+    """What Django's cursor wrapper does when nobody captures queries or wraps their
+    execution: refuse a statement in a transaction marked for rollback, and raise
+    Django's exceptions for the driver's. Its layers cost a record more than its own
+    Python on the worker's hot path."""
+
+    __slots__ = ("connection", "cursor")
+
+    def __init__(self, connection: Any, cursor: Any) -> None:
+        self.connection, self.cursor = connection, cursor
+
+    def __enter__(self) -> _QuietCursor:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.cursor.close()
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        self.connection.validate_no_broken_transaction()
+        with self.connection.wrap_database_errors:
+            return self.cursor.execute(sql, params)
+
+    def fetchone(self) -> Any:
+        with self.connection.wrap_database_errors:
+            return self.cursor.fetchone()
+
+    def fetchall(self) -> Any:
+        with self.connection.wrap_database_errors:
+            return self.cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return int(self.cursor.rowcount)
 
 
 def _preparing_cursor() -> Any:

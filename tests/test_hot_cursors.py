@@ -1,11 +1,14 @@
 """The engine's per-record statements on PostgreSQL are bound on the server, so psycopg
 prepares them once a session has run them a few times, unless ``PREPARE_POLLS`` is off
-(docs/deployment.md); Django's query capture sees them either way."""
+(docs/deployment.md); Django's query capture and execute wrappers see them either way,
+and they raise Django's exceptions."""
 
 import pytest
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
+from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
+from django_workflow.hot_cursors import hot_cursor
 from tests.conftest import workflow_database
 from tests.test_round_trips import round_trips
 from tests.testapp.models import Expense
@@ -73,3 +76,30 @@ def test_after_a_rollback_the_statements_are_prepared_again():
     fast_track_several(2)
     assert len(prepared_moves()) == 1
     assert Expense.objects.filter(state="approved").count() == 4
+
+
+def test_an_execute_wrapper_sees_a_move_and_its_log_row():
+    connection = connections[workflow_database()]
+    seen = []
+
+    def watch(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    expense = Expense.objects.create()
+    with connection.execute_wrapper(watch):
+        expense.fast_track()
+    assert any(f'UPDATE "{Expense._meta.db_table}"' in sql for sql in seen)
+
+
+def test_a_hot_statement_raises_django_s_errors():
+    with pytest.raises(DatabaseError), hot_cursor(workflow_database()) as cursor:
+        cursor.execute("SELECT * FROM workflow_no_such_table WHERE id = %s", [1])
+
+
+def test_a_hot_statement_in_a_transaction_marked_for_rollback_is_refused():
+    db = workflow_database()
+    with transaction.atomic(using=db):
+        transaction.set_rollback(True, using=db)
+        with pytest.raises(TransactionManagementError), hot_cursor(db) as cursor:
+            cursor.execute("SELECT 1")
