@@ -3,12 +3,13 @@ Workflows overview and to counts taken here from the records, counters of events
 attempts, the lateness histogram, the gauges' cache, who may read it, and what a
 scrape shows of a worker process."""
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
@@ -17,9 +18,11 @@ from django_workflow import StaleRecord, gauge_figures, meters
 from django_workflow import metrics as workflow_metrics
 from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine import run_step
+from django_workflow.events import Event, Trigger
 from django_workflow.models import WorkAttempt
 from django_workflow.registry import workflow_models
 from django_workflow.testing import run_due_work
+from tests.conftest import workflow_database
 from tests.processes import run_once
 from tests.test_admin import OVERVIEW, overview_rows
 from tests.testapp.models import Batch, Decision, Job, Proposal, Quiet, Sync
@@ -270,10 +273,65 @@ def test_each_committed_event_counts_once_and_a_refused_one_not_at_all(rf, commi
 def test_a_count_that_fails_never_fails_the_move(committed, monkeypatch, caplog):
     unfit = Counter("workflow_unfit", "One label where three come.", ["model"], registry=None)
     monkeypatch.setattr(meters, "TRANSITIONS", unfit, raising=True)
+    caplog.set_level(logging.ERROR, logger="django_workflow.meters")
     decision = Decision.objects.create()
     with committed():
         decision.hold()
     assert Decision.objects.get(pk=decision.pk).state == "held"
+    assert "Incorrect label count" in caplog.text
+
+
+def test_counts_made_together_are_one_hook_and_a_rolled_back_savepoint_drops_its_own(rf, committed):
+    db = workflow_database()
+    hold = Event("pending", "held", "hold", Trigger.MANUAL)
+    work = "timeout:pending.remind"
+    before = samples(rf)
+    with committed():
+        hooks = connections[db].run_on_commit
+        first = len(hooks)
+        meters.moved(Decision, hold, db)
+        meters.attempted(Decision, work, meters.Outcome.SUCCEEDED, db)
+        assert len(hooks) == first + 1
+        with pytest.raises(RuntimeError), transaction.atomic(using=db):
+            meters.moved(Decision, hold, db)  # dropped with its savepoint
+            raise RuntimeError("rolled back")
+        meters.moved(Decision, hold, db)
+        assert len(hooks) == first + 2
+    after = samples(rf)
+    assert (
+        transitions(after, "testapp.Decision", "hold", "manual")
+        - transitions(before, "testapp.Decision", "hold", "manual")
+        == 2
+    )
+    attempts = {"model": "testapp.Decision", "work": work, "outcome": "succeeded"}
+    assert (
+        series(after, "workflow_work_attempts_total", **attempts)
+        - series(before, "workflow_work_attempts_total", **attempts)
+        == 1
+    )
+
+
+def test_a_count_that_fails_leaves_the_firing_s_other_counts(
+    rf, committed, monkeypatch, caplog, time_machine
+):
+    unfit = Counter("workflow_unfit", "One label where three come.", ["model"], registry=None)
+    time_machine.move_to(START, tick=False)
+    Batch.objects.create()
+    before = samples(rf)
+    monkeypatch.setattr(meters, "TRANSITIONS", unfit, raising=True)
+    caplog.set_level(logging.ERROR, logger="django_workflow.meters")
+    time_machine.move_to(START + timedelta(days=1, seconds=30), tick=False)  # ping + 30 s
+    with committed():
+        run_due_work()
+    after = samples(rf)
+    ping = {"model": "testapp.Batch", "work": "timeout:waiting.ping", "outcome": "succeeded"}
+    attempts = "workflow_work_attempts_total"
+    assert series(after, attempts, **ping) - series(before, attempts, **ping) == 1
+    late = "workflow_firing_lateness_seconds_sum"
+    assert (
+        series(after, late, model="testapp.Batch") - series(before, late, model="testapp.Batch")
+        == 30
+    )
     assert "Incorrect label count" in caplog.text
 
 
