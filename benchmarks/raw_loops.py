@@ -1,6 +1,7 @@
 """Hand-written baselines for benchmarks/throughput.py: the rows the engine writes, written
 by a competent engineer with the driver alone (psycopg 3 prepared statements, optionally
-pipelined; the sqlite3 module on SQLite), no Django on the path.
+pipelined; the sqlite3 module on SQLite), no Django on the path; ``DjangoAtomic`` runs the
+same statements in Django's ``transaction.atomic()``, to show what that part costs.
 
 Every loop claims its records from the records table itself (the table is the queue),
 commits one record at a time, and writes exactly what the engine writes for it, as
@@ -13,6 +14,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 import psycopg
+from django.db import transaction
 
 #: The log table's columns, in the order of the engine's own INSERT.
 LOG_COLUMNS = (
@@ -69,6 +71,9 @@ class Driver:
         else:
             self.connection.commit()
 
+    def cursor(self):
+        return self.connection.cursor()
+
     def execute(self, cursor, text, params=()):
         if self.vendor == "postgresql":
             return cursor.execute(text, params, prepare=True)
@@ -76,6 +81,44 @@ class Driver:
 
     def close(self):
         self.connection.close()
+
+
+class DjangoAtomic(Driver):
+    """The driver's statements on Django's own connection (prepared on PostgreSQL), each
+    transaction a ``transaction.atomic()`` of Django's: what Django's transaction
+    management costs the loop, with no engine around it."""
+
+    #: psycopg prepares only what is asked (Django turns its preparing off)
+    ONLY_WHEN_ASKED = 2**31 - 1
+
+    def __init__(self, django_connection):
+        django_connection.ensure_connection()
+        self.vendor, self.django = django_connection.vendor, django_connection
+        self.connection = django_connection.connection
+        if self.vendor == "postgresql" and self.connection.prepare_threshold is None:
+            self.connection.prepare_threshold = self.ONLY_WHEN_ASKED
+        self._atomic = None
+
+    @property
+    def pipelines(self):
+        return False
+
+    def cursor(self):
+        """On PostgreSQL a server-binding cursor: Django's connection makes client-binding
+        ones, which psycopg never prepares."""
+        if self.vendor == "postgresql":
+            return psycopg.Cursor(self.connection)
+        return self.connection.cursor()
+
+    def begin(self, cursor):
+        self._atomic = transaction.atomic(using=self.django.alias)
+        self._atomic.__enter__()
+
+    def commit(self, cursor):
+        self._atomic.__exit__(None, None, None)
+
+    def close(self):
+        """The connection is Django's: it stays open."""
 
 
 ATTEMPTS = "django_workflow_workattempt"
@@ -191,7 +234,7 @@ def manual_transitions(driver, table, content_type, pk, count, pipelined=False):
     conditional UPDATE (guarded by the step the caller saw), the log row, commit.
     Pipelined: all three in one round trip."""
     update = f"UPDATE {table} SET state = %s, state_entered_at = %s WHERE id = %s AND state = %s"
-    cursor = driver.connection.cursor()
+    cursor = driver.cursor()
     state, entered = "open", None
     names = {"open": ("flip", "closed"), "closed": ("flop", "open")}
 
@@ -218,7 +261,7 @@ def manual_transitions(driver, table, content_type, pk, count, pipelined=False):
 
 def _drain(driver, one, pipelined):
     """Call ``one(cursor)`` until it finds nothing; returns how many it handled."""
-    cursor = driver.connection.cursor()
+    cursor = driver.cursor()
     handled = 0
     if pipelined:
         with driver.connection.pipeline():

@@ -17,7 +17,9 @@ the per-round ratios [min-max]) and the target beside it:
 2. Action timeouts. ``worker``: ``BENCH_DUE`` records due when the worker starts;
    its rate is taken over its log rows (first to last fired), so the wait for its
    first poll is not in it. ``engine poll``: ``polling.poll`` in this process.
-   ``raw prepared`` / ``raw pipelined``: ``raw_loops.action_timeouts``. Targets:
+   ``raw prepared`` / ``raw pipelined``: ``raw_loops.action_timeouts``; ``raw in
+   atomic()``: the raw prepared loop on Django's connection, each record in Django's
+   ``transaction.atomic()`` (shown: what Django's transactions cost, no engine). Targets:
    >= 0.8x raw prepared, >= 0.6x raw pipelined.
 3. Manual transitions: ``record.flip()``/``flop()`` in this process,
    ``BENCH_TRANSITIONS`` per round on one record, against

@@ -383,9 +383,11 @@ def timeouts_engine(count):
     return run
 
 
-def timeouts_raw(count, pipelined):
+def timeouts_raw(count, pipelined, connect=driver):
+    """The raw loop on a connection of ``connect()``: the driver's own, by default."""
+
     def run():
-        raw = driver()
+        raw = connect()
         try:
             started = time.perf_counter()
             fired = raw_loops.action_timeouts(
@@ -428,6 +430,7 @@ def timeouts(background):
         "worker, firing": timeouts_worker(worker, DUE, first_polls),
         "engine poll": timeouts_engine(DUE),
         "raw prepared": timeouts_raw(DUE, False),
+        "raw in atomic()": timeouts_raw(DUE, False, lambda: raw_loops.DjangoAtomic(connection)),
     }
     if vendor() == "postgresql":
         sides["raw pipelined"] = timeouts_raw(DUE, True)
@@ -544,6 +547,8 @@ def report(auto, due, manual_, first_polls):
         print_ratio(rates, ours, "raw prepared", 0.8)
         if "raw pipelined" in rates:
             print_ratio(rates, ours, "raw pipelined", 0.6)
+        print_ratio(rates, ours, "raw in atomic()", None)
+    print_ratio(rates, "raw in atomic()", "raw prepared", None)
     rates, trips = manual_
     print_rates(f"3. manual transitions, {TRANSITIONS:,} per round", rates, trips, "transitions/s")
     print_ratio(rates, "engine flip/flop", "raw prepared", 0.5)
