@@ -4,8 +4,8 @@ fired (docs/traces-and-metrics.md#metrics). ``metrics`` exposes them with the ga
 A low room: the engine calls it, it imports nothing of the package. Each count is
 added once the transaction that wrote it commits, so a rolled-back move counts
 nothing; a count that fails (a missing multiprocess folder) is logged (logger
-``django_workflow.meters``) and never reaches the caller of the move. Without ``prometheus_client`` installed every
-call does nothing.
+``django_workflow.meters``) and never reaches the caller of the move. Without
+``prometheus_client`` installed every call does nothing.
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set in the environment before the process starts,
 ``prometheus_client`` keeps these values in files of that folder, one per process,
