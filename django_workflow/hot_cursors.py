@@ -38,8 +38,7 @@ def hot_cursor(db: str) -> Any:
         with connection.wrap_database_errors:
             # Django's own wrapping (thread check, debug capture, execute wrappers)
             return connection._prepare_cursor(cursor)
-    connection.validate_thread_sharing()
-    return _QuietCursor(connection, cursor)
+    return _QuietCursor(connection, cursor)  # its own thread's: ``connections`` is per thread
 
 
 class _QuietCursor:

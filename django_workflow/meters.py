@@ -100,7 +100,7 @@ def _after_commit(count: Callable[[], None], db: str) -> None:
     only counts made in that savepoint: they were registered with the same savepoints."""
     connection = transaction.get_connection(db)
     hooks = connection.run_on_commit
-    if connection.in_atomic_block and hooks:
+    if hooks:  # only ever filled inside an atomic block
         savepoints, last, _robust = hooks[-1]
         if type(last) is _Counts and savepoints == set(connection.savepoint_ids):
             last.append(count)

@@ -103,3 +103,15 @@ def test_a_hot_statement_in_a_transaction_marked_for_rollback_is_refused():
         transaction.set_rollback(True, using=db)
         with pytest.raises(TransactionManagementError), hot_cursor(db) as cursor:
             cursor.execute("SELECT 1")
+
+
+@on_postgresql
+def test_a_hot_cursor_s_fetch_raises_django_s_errors_and_its_block_closes_it():
+    with hot_cursor(workflow_database()) as cursor:
+        table = Expense._meta.db_table
+        cursor.execute(f'UPDATE "{table}" SET state = state WHERE id = %s', [-1])
+        with pytest.raises(DatabaseError):
+            cursor.fetchone()  # a statement that returns no rows
+        with pytest.raises(DatabaseError):
+            cursor.fetchall()
+    assert cursor.cursor.closed
