@@ -3,9 +3,9 @@ fired (docs/traces-and-metrics.md#metrics). ``metrics`` exposes them with the ga
 
 A low room: the engine calls it, it imports nothing of the package. Each count is
 added once the transaction that wrote it commits, so a rolled-back move counts
-nothing; a count that fails (a missing multiprocess folder) is logged (logger
-``django_workflow.meters``) and never reaches the caller of the move. Without
-``prometheus_client`` installed every call does nothing.
+nothing; a count that fails (a missing multiprocess folder) is logged by Django and
+never reaches the caller of the move. Without ``prometheus_client`` installed every
+call does nothing.
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set in the environment before the process starts,
 ``prometheus_client`` keeps these values in files of that folder, one per process,
@@ -14,7 +14,6 @@ and a scrape adds up every process of the host (the worker's included).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -26,8 +25,6 @@ try:
     from prometheus_client import Counter, Histogram
 except ImportError:  # the ``metrics`` extra is not installed: nothing is counted
     Counter = Histogram = None
-
-logger = logging.getLogger(__name__)
 
 
 class Outcome:
@@ -94,31 +91,8 @@ def fired(model: Any, due: Iterable[datetime | None], db: str) -> None:
 
 
 def _after_commit(count: Callable[[], None], db: str) -> None:
-    """Add ``count`` once the transaction commits: to the counts registered just before it
-    when nothing came between them (a firing's attempt, event and lateness make one hook,
-    not three), else as a hook of its own. A hook that a rolled-back savepoint drops holds
-    only counts made in that savepoint: they were registered with the same savepoints."""
-    connection = transaction.get_connection(db)
-    hooks = connection.run_on_commit
-    if hooks:  # only ever filled inside an atomic block
-        savepoints, last, _robust = hooks[-1]
-        if type(last) is _Counts and savepoints == set(connection.savepoint_ids):
-            last.append(count)
-            return
     # robust: a count that fails is logged, never raised to the caller of the move
-    transaction.on_commit(_Counts([count]), using=db, robust=True)
-
-
-class _Counts(list[Callable[[], None]]):
-    """Counts added after one commit, each on its own: one that fails is logged and the
-    others are still added."""
-
-    def __call__(self) -> None:
-        for count in self:
-            try:
-                count()
-            except Exception:
-                logger.exception("A workflow count failed after commit; the move stands.")
+    transaction.on_commit(count, using=db, robust=True)
 
 
 def _late(model: str, due: list[datetime]) -> None:
