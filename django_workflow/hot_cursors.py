@@ -6,9 +6,11 @@ statement's text, which the server parses and plans again (and Django turns psyc
 own preparing off, for connection poolers). The engine's statements are compiled once
 and run for every record, so that was much of their cost. This cursor, on the same
 connection, sends the text and the values apart and has psycopg prepare the statement
-on its first run in a session (psycopg keeps the last hundred per connection). It is
-wrapped like Django's own cursors: execute wrappers, query capture and
-``connection.queries`` see its statements. Off with ``PREPARE_POLLS = False`` (behind a
+on its first run in a session (psycopg keeps the last hundred per connection). While
+anything looks at statements (query capture and ``connection.queries``, an execute
+wrapper, a tool that replaced the wrapper's ``execute``) it is wrapped like Django's own
+cursors, so they see its statements; otherwise a lighter cursor keeps the wrapper's
+checks without its layers. Off with ``PREPARE_POLLS = False`` (behind a
 pooler that cannot keep prepared statements); other databases get Django's cursor.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections
+from django.db.backends.utils import CursorWrapper
 
 from .conf import workflow_settings
 
@@ -34,11 +37,17 @@ def hot_cursor(db: str) -> Any:
         # never prepare, so this lets only the statements asked to (``prepare=True``).
         connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
     cursor = _preparing_cursor()(connection.connection)
-    if connection.queries_logged or connection.execute_wrappers:
+    if connection.queries_logged or connection.execute_wrappers or _wrapper_patched():
         with connection.wrap_database_errors:
             # Django's own wrapping (thread check, debug capture, execute wrappers)
             return connection._prepare_cursor(cursor)
     return _QuietCursor(connection, cursor)  # its own thread's: ``connections`` is per thread
+
+
+def _wrapper_patched() -> bool:
+    """Whether a tool (an error tracker, a profiler) replaced Django's cursor wrapper's
+    ``execute`` to see every statement: then the hot ones go through it as well."""
+    return getattr(CursorWrapper.execute, "__module__", None) != CursorWrapper.__module__
 
 
 class _QuietCursor:

@@ -5,6 +5,7 @@ and they raise Django's exceptions."""
 
 import pytest
 from django.db import DatabaseError, connections, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
@@ -115,3 +116,16 @@ def test_a_hot_cursor_s_fetch_raises_django_s_errors_and_its_block_closes_it():
         with pytest.raises(DatabaseError):
             cursor.fetchall()
     assert cursor.cursor.closed
+
+
+def test_a_tool_that_replaced_the_cursor_wrapper_s_execute_sees_a_move(monkeypatch):
+    seen = []
+    plain = CursorWrapper.execute
+
+    def traced(self, sql, params=None):
+        seen.append(sql)
+        return plain(self, sql, params)
+
+    monkeypatch.setattr(CursorWrapper, "execute", traced)
+    Expense.objects.create().fast_track()
+    assert any(f'UPDATE "{Expense._meta.db_table}"' in sql for sql in seen)
