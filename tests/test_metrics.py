@@ -279,38 +279,41 @@ def test_a_count_that_fails_never_fails_the_move(committed, monkeypatch, caplog)
     assert "Incorrect label count" in caplog.text
 
 
-def test_a_count_made_in_a_rolled_back_savepoint_is_dropped_and_those_around_it_kept(rf, committed):
-    db = workflow_database()
-    hold = Event("pending", "held", "hold", Trigger.MANUAL)
+def count_holds():
+    """A "hold" of ``Decision`` counted, as the engine counts a move, in this transaction."""
+    meters.moved(Decision, Event("pending", "held", "hold", Trigger.MANUAL), workflow_database())
+
+
+def holds_counted(rf, block):
+    """How many holds ``block()`` added to the transitions counter."""
     before = samples(rf)
-    with committed():
-        meters.moved(Decision, hold, db)
-        with pytest.raises(RuntimeError), transaction.atomic(using=db):
-            meters.moved(Decision, hold, db)  # dropped with its savepoint
-            raise RuntimeError("rolled back")
-        meters.moved(Decision, hold, db)
+    block()
     after = samples(rf)
-    assert (
-        transitions(after, "testapp.Decision", "hold", "manual")
-        - transitions(before, "testapp.Decision", "hold", "manual")
-        == 2
+    return transitions(after, "testapp.Decision", "hold", "manual") - transitions(
+        before, "testapp.Decision", "hold", "manual"
     )
+
+
+def test_a_count_made_in_a_rolled_back_savepoint_is_dropped_and_those_around_it_kept(rf, committed):
+    def block():
+        with committed():
+            count_holds()
+            with pytest.raises(RuntimeError), transaction.atomic(using=workflow_database()):
+                count_holds()  # dropped with its savepoint
+                raise RuntimeError("rolled back")
+            count_holds()
+
+    assert holds_counted(rf, block) == 2
 
 
 def test_counts_in_two_capture_blocks_count_once_each(rf, committed):
-    db = workflow_database()
-    hold = Event("pending", "held", "hold", Trigger.MANUAL)
-    before = samples(rf)
-    meters.moved(Decision, hold, db)  # before the blocks: never committed here
-    for _ in range(2):
-        with committed():
-            meters.moved(Decision, hold, db)
-    after = samples(rf)
-    assert (
-        transitions(after, "testapp.Decision", "hold", "manual")
-        - transitions(before, "testapp.Decision", "hold", "manual")
-        == 2
-    )
+    def block():
+        count_holds()  # before the blocks: never committed here
+        for _ in range(2):
+            with committed():
+                count_holds()
+
+    assert holds_counted(rf, block) == 2
 
 
 def test_a_count_that_fails_leaves_the_firing_s_other_counts(
