@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 import psycopg
 from django.db import transaction
 
+from django_workflow.hot_cursors import prepare_when_asked
+
 #: The log table's columns, in the order of the engine's own INSERT.
 LOG_COLUMNS = (
     "content_type_id, object_id, from_state, to_state, transition_name, triggered_by, "
@@ -44,10 +46,6 @@ class Driver:
             self.connection.execute("PRAGMA journal_mode = WAL")
             self.connection.execute("PRAGMA synchronous = NORMAL")
             self.connection.execute("PRAGMA busy_timeout = 20000")
-
-    @property
-    def pipelines(self):
-        return self.vendor == "postgresql"
 
     def lock(self):
         return " FOR UPDATE SKIP LOCKED" if self.vendor == "postgresql" else ""
@@ -88,20 +86,13 @@ class DjangoAtomic(Driver):
     transaction a ``transaction.atomic()`` of Django's: what Django's transaction
     management costs the loop, with no engine around it."""
 
-    #: psycopg prepares only what is asked (Django turns its preparing off)
-    ONLY_WHEN_ASKED = 2**31 - 1
-
     def __init__(self, django_connection):
         django_connection.ensure_connection()
         self.vendor, self.django = django_connection.vendor, django_connection
         self.connection = django_connection.connection
-        if self.vendor == "postgresql" and self.connection.prepare_threshold is None:
-            self.connection.prepare_threshold = self.ONLY_WHEN_ASKED
+        if self.vendor == "postgresql":
+            prepare_when_asked(self.connection)
         self._atomic = None
-
-    @property
-    def pipelines(self):
-        return False
 
     def cursor(self):
         """On PostgreSQL a server-binding cursor: Django's connection makes client-binding

@@ -32,16 +32,21 @@ def hot_cursor(db: str) -> Any:
     if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
         return connection.cursor()  # prepared as the connection's prepare_threshold says
     connection.ensure_connection()
-    if connection.connection.prepare_threshold is None:
-        # Django turns psycopg's preparing off; its own cursors bind on the client and
-        # never prepare, so this lets only the statements asked to (``prepare=True``).
-        connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
+    prepare_when_asked(connection.connection)
     cursor = _preparing_cursor()(connection.connection)
     if connection.queries_logged or connection.execute_wrappers or _wrapper_patched():
         with connection.wrap_database_errors:
             # Django's own wrapping (thread check, debug capture, execute wrappers)
             return connection._prepare_cursor(cursor)
     return _QuietCursor(connection, cursor)  # its own thread's: ``connections`` is per thread
+
+
+def prepare_when_asked(driver: Any) -> None:
+    """Let the psycopg connection ``driver`` prepare the statements asked to
+    (``prepare=True``). Django turns psycopg's preparing off; its own cursors bind on the
+    client and never prepare, so only those statements are prepared."""
+    if driver.prepare_threshold is None:
+        driver.prepare_threshold = _ONLY_WHEN_ASKED
 
 
 def _wrapper_patched() -> bool:
