@@ -129,3 +129,12 @@ def test_a_tool_that_replaced_the_cursor_wrapper_s_execute_sees_a_move(monkeypat
     monkeypatch.setattr(CursorWrapper, "execute", traced)
     Expense.objects.create().fast_track()
     assert any(f'UPDATE "{Expense._meta.db_table}"' in sql for sql in seen)
+
+
+@on_postgresql
+def test_with_nothing_looking_a_hot_statement_skips_django_s_cursor_wrapper(settings):
+    settings.DEBUG = False
+    with hot_cursor(workflow_database()) as cursor:
+        assert not isinstance(cursor, CursorWrapper)
+        cursor.execute("SELECT %s::int", [7])
+        assert cursor.fetchone() == (7,)
