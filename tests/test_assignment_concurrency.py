@@ -95,3 +95,21 @@ def test_a_claim_racing_the_release_ends_held_or_released_and_logged_once():
             assert stored.assignee == bob and claims(errand)[-1] == ("claim", bob.pk)
         else:
             assert outcomes[1] == "AlreadyClaimed" and stored.assignee is None
+
+
+def test_a_claim_that_read_the_row_held_takes_it_when_the_release_commits_before_its_next_look():
+    alice, bob = User.objects.create_user("alice"), User.objects.create_user("bob")
+    errand = held_too_long(alice)
+    releases = []
+
+    def release_once_the_claim_found_it_held(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if '"assignee_id" IS NULL' in sql and not releases:
+            releases.extend(races.at_once([lambda: release_now(errand)]))
+        return result
+
+    with connection.execute_wrapper(release_once_the_claim_found_it_held):
+        errand.claim(bob)
+    assert len(releases) == 1 and released(errand) == 1
+    assert Errand.objects.get(pk=errand.pk).assignee == bob
+    assert claims(errand)[-2:] == [("release", None), ("claim", bob.pk)]

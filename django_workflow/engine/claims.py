@@ -144,20 +144,31 @@ def _write(
     with the log row; else ``conflict(record, holder)`` when the row is in the step but
     held otherwise (a lost claim), ``StaleRecord`` for any other difference."""
     model, db = type(record), database(record)
-    state = model.workflow.state_attribute
-    guard = {state: step, ASSIGNEE_ID: held_by}
+    guard = {model.workflow.state_attribute: step, ASSIGNEE_ID: held_by}
     changes = with_due(record, changes)
     with transaction.atomic(using=db):
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
-        if not write(rows, changes, db):
-            now = model._base_manager.using(db).filter(pk=record.pk)
-            found = now.values_list(state, ASSIGNEE_ID).first()
-            if conflict is not None and found is not None and found[0] == step and found[1]:
-                raise conflict(record, step, found[1])
-            raise StaleRecord(record, (state, ASSIGNEE_ID))
+        while not write(rows, changes, db):  # each turn: another writer committed between
+            _refuse_unless_free(record, step, conflict, db)
         apply(record, changes)
         log_event(record, event)
     return record
+
+
+def _refuse_unless_free(record: Any, step: str, conflict: Any, db: str) -> None:
+    """After a guarded write matched nothing: ``conflict(record, step, holder)`` if
+    someone holds the row in ``step``, ``StaleRecord`` if it left the step (or for a
+    write other than a claim). A claim whose write saw the row held, and whose read sees
+    it free (its release committed in between), returns to write again. No row lock: a
+    worker releasing the row with ``SKIP LOCKED`` must not pass it over."""
+    model = type(record)
+    state = model.workflow.state_attribute
+    rows = model._base_manager.using(db).filter(pk=record.pk)
+    found = rows.values_list(state, ASSIGNEE_ID).first()
+    if conflict is None or found is None or found[0] != step:
+        raise StaleRecord(record, (state, ASSIGNEE_ID))
+    if found[1] is not None:
+        raise conflict(record, step, found[1])
 
 
 def with_due(record: Any, changes: dict[str, Any]) -> dict[str, Any]:
