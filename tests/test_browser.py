@@ -79,6 +79,30 @@ class InChromium(StaticLiveServerTestCase):
         cls.profile.cleanup()
         super().tearDownClass()
 
+    def wait_for_text(self, selector, words, seconds=10):
+        """Wait until the element at ``selector`` shows ``words``. After a click that posts,
+        an element read as the page is replaced goes with the old page: Selenium calls it
+        stale, or Chromium says its node no longer belongs to the document. Either way,
+        look again on the new page."""
+        from selenium.common.exceptions import (
+            NoSuchElementException,
+            StaleElementReferenceException,
+            WebDriverException,
+        )
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def shown(driver):
+            try:
+                return words in driver.find_element(By.CSS_SELECTOR, selector).text
+            except WebDriverException as error:
+                if "does not belong to the document" in str(error.msg):
+                    return False
+                raise
+
+        gone = (StaleElementReferenceException, NoSuchElementException)
+        WebDriverWait(self.driver, seconds, ignored_exceptions=gone).until(shown)
+
 
 @pytest.mark.django_db(transaction=True)
 class TestAdminInABrowser(InChromium):
@@ -106,9 +130,7 @@ class TestAdminInABrowser(InChromium):
         self.driver.find_element(By.ID, "user-tools")  # logged in: the admin's header is there
 
     def test_press_a_transition_button_and_see_the_new_step_and_history(self):
-        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
 
         decision = Decision.objects.create(note="first review")
         self.log_in()
@@ -121,12 +143,7 @@ class TestAdminInABrowser(InChromium):
         self.screenshot("before")
 
         self.driver.find_element(By.CSS_SELECTOR, "button[data-transition=reject]").click()
-        # The page reloads after the POST: an element read just before it goes is stale.
-        WebDriverWait(self.driver, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
-            lambda driver: (
-                driver.find_element(By.CSS_SELECTOR, ".workflow-current").text == "Rejected"
-            )
-        )
+        self.wait_for_text(".workflow-current", "Rejected")
         current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")
         assert current.get_attribute("data-step") == "rejected"
         newest = self.driver.find_element(By.CSS_SELECTOR, ".workflow-history tbody tr")

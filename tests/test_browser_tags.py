@@ -73,19 +73,6 @@ class TestTagsInABrowser(InChromium):
 
         return self.driver.find_element(By.CSS_SELECTOR, selector).text
 
-    def wait_for_text(self, selector, words):
-        from selenium.common.exceptions import (
-            NoSuchElementException,
-            StaleElementReferenceException,
-        )
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        WebDriverWait(
-            self.driver,
-            10,
-            ignored_exceptions=(StaleElementReferenceException, NoSuchElementException),
-        ).until(lambda driver: words in self.text_of(selector))
-
     def resolve_after_confirming(self):
         """Resolve: a final step, so a page asks to confirm first."""
         self.press("resolve")
