@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
+from django.db.models.signals import pre_save
 from django.utils import timezone
 
 from django_workflow import AlreadyClaimed, StaleRecord, run_work
@@ -97,19 +98,31 @@ def test_a_claim_racing_the_release_ends_held_or_released_and_logged_once():
             assert outcomes[1] == "AlreadyClaimed" and stored.assignee is None
 
 
-def test_a_claim_that_read_the_row_held_takes_it_when_the_release_commits_before_its_next_look():
+@pytest.mark.parametrize("listening", [False, True], ids=["update", "read-then-update"])
+def test_a_claim_that_found_the_row_held_takes_it_when_the_release_commits_before_its_next_look(
+    listening,
+):
+    """The release commits right after the claim's guarded statement: its ``UPDATE``, or
+    with a ``pre_save`` receiver listening, the read of the row that ``UPDATE`` would write."""
     alice, bob = User.objects.create_user("alice"), User.objects.create_user("bob")
     errand = held_too_long(alice)
-    releases = []
+    opened_after = []
 
     def release_once_the_claim_found_it_held(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        if '"assignee_id" IS NULL' in sql and not releases:
-            releases.extend(races.at_once([lambda: release_now(errand)]))
+        if '"assignee_id" IS NULL' in sql and not opened_after:
+            opened_after.append(sql.split()[0])
+            assert races.at_once([lambda: release_now(errand)]) == [1]
         return result
 
-    with connection.execute_wrapper(release_once_the_claim_found_it_held):
-        errand.claim(bob)
-    assert len(releases) == 1 and released(errand) == 1
-    assert Errand.objects.get(pk=errand.pk).assignee == bob
+    listener = lambda **kwargs: None  # noqa: E731
+    if listening:
+        pre_save.connect(listener, sender=Errand)
+    try:
+        with connection.execute_wrapper(release_once_the_claim_found_it_held):
+            errand.claim(bob)
+    finally:
+        pre_save.disconnect(listener, sender=Errand)
+    assert opened_after == ["SELECT" if listening else "UPDATE"]
+    assert Errand.objects.get(pk=errand.pk).assignee == bob and released(errand) == 1
     assert claims(errand)[-2:] == [("release", None), ("claim", bob.pk)]

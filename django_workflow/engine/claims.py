@@ -141,8 +141,9 @@ def _write(
     record: Any, step: str, held_by: Any, changes: dict[str, Any], event: Event, conflict: Any
 ) -> Any:
     """``changes`` written only if the row is still in ``step`` and held by ``held_by``,
-    with the log row; else ``conflict(record, holder)`` when the row is in the step but
-    held otherwise (a lost claim), ``StaleRecord`` for any other difference."""
+    with the log row; else ``conflict(record, step, holder)`` when the row is in the
+    step but held otherwise (a lost claim), ``StaleRecord`` for any other difference. A
+    claim that finds the row free after all writes again (``_refuse_unless_free``)."""
     model, db = type(record), database(record)
     guard = {model.workflow.state_attribute: step, ASSIGNEE_ID: held_by}
     changes = with_due(record, changes)
