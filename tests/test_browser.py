@@ -87,21 +87,29 @@ class InChromium(StaticLiveServerTestCase):
         from selenium.common.exceptions import (
             NoSuchElementException,
             StaleElementReferenceException,
+            TimeoutException,
             WebDriverException,
         )
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
+        seen = []
+
         def shown(driver):
             try:
-                return words in driver.find_element(By.CSS_SELECTOR, selector).text
+                seen[:] = [driver.find_element(By.CSS_SELECTOR, selector).text]
             except WebDriverException as error:
                 if "does not belong to the document" in str(error.msg):
                     return False
                 raise
+            return words in seen[0]
 
         gone = (StaleElementReferenceException, NoSuchElementException)
-        WebDriverWait(self.driver, seconds, ignored_exceptions=gone).until(shown)
+        try:
+            WebDriverWait(self.driver, seconds, ignored_exceptions=gone).until(shown)
+        except TimeoutException:
+            last = repr(seen[0]) if seen else "nothing"
+            raise AssertionError(f"no {words!r} in {selector} after {seconds} s: {last}") from None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -144,6 +152,7 @@ class TestAdminInABrowser(InChromium):
 
         self.driver.find_element(By.CSS_SELECTOR, "button[data-transition=reject]").click()
         self.wait_for_text(".workflow-current", "Rejected")
+        assert self.driver.find_element(By.CSS_SELECTOR, ".workflow-current").text == "Rejected"
         current = self.driver.find_element(By.CSS_SELECTOR, "svg.workflow-diagram g.current")
         assert current.get_attribute("data-step") == "rejected"
         newest = self.driver.find_element(By.CSS_SELECTOR, ".workflow-history tbody tr")
