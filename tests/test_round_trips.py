@@ -8,14 +8,15 @@ from datetime import timedelta
 import psycopg
 import pytest
 from django.db import connections
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from django_workflow import StaleRecord
-from django_workflow.engine import fire
-from django_workflow.models import TransitionLog
+from django_workflow.engine import fire, run_step
+from django_workflow.models import TransitionLog, WorkAttempt
 from tests.conftest import workflow_database
 from tests.moments import T
-from tests.testapp.models import Batch, Expense, Routed, SideEffect
+from tests.testapp.models import Batch, Expense, Order, Routed, SideEffect
 
 pytestmark = pytest.mark.django_db(transaction=True)  # a transaction of its own, as in production
 counted = pytest.mark.skipif(
@@ -84,3 +85,22 @@ def test_a_manual_transition_sends_its_update_and_log_row_as_one_statement():
     assert len(writes) == 1  # no second statement, so no pipeline to enter and sync
     assert f'INSERT INTO "{log}"' in writes[0] and f'UPDATE "{table}"' in writes[0]
     assert expense.history().last().to_state == "approved"
+
+
+@counted
+@override_settings(DJANGO_WORKFLOW={"ENQUEUE_AUTOMATIC_STEPS": False})  # runs only when asked
+def test_an_automatic_step_marks_its_attempt_prepared_and_forgets_it_with_its_move():
+    first, second = Order.objects.create(), Order.objects.create()
+    first.place(), second.place()
+    assert run_step(Order, first.pk, "charge") == "reserve"  # its statements are prepared
+    # the entry's read, the attempt marked running (committed), BEGIN, the lock,
+    # the move with its log row and the attempt's DELETE, COMMIT
+    assert round_trips(lambda: run_step(Order, second.pk, "charge")) == 6
+    assert Order.objects.get(pk=second.pk).status == "reserve"
+    assert not WorkAttempt.objects.filter(object_id=str(second.pk)).exists()
+    assert second.history().last().to_state == "reserve"
+    with connections[workflow_database()].cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    marking = f'INSERT INTO "{WorkAttempt._meta.db_table}"'
+    assert any(sql.startswith(marking) for sql in prepared)  # bound on the server, prepared

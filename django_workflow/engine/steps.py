@@ -177,8 +177,9 @@ def _run_action(
                 step, target, work.action, Trigger.AUTOMATIC, attempt=attempt,
                 from_state_entered_at=entered,
             )  # fmt: skip
-            move_locked(record, {**saved, **entry_changes(workflow, target, timezone.now())}, event)
-            statements.delete_attempt(model, str(pk), work.name, db)
+            changes = {**saved, **entry_changes(workflow, target, timezone.now())}
+            forget = statements.forgetting(model, str(pk), work.name, db)
+            move_locked(record, changes, event, forget)  # the attempt's row goes with the move
             meters.attempted(model, work.name, meters.Outcome.SUCCEEDED, db)
         return target
     except ACTION_FAILURES as error:
