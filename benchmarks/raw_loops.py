@@ -122,28 +122,23 @@ ATTEMPT_VALUES = "0, 0, NULL, false, '', 'raw', 1, %s, %s, %s, %s"
 
 
 def automatic_steps(driver, table, content_type, pipelined=False):
-    """Run every record waiting in ``auto`` with the engine's writes and guarantees: claim
-    one and mark its attempt running, committed before the action (``FOR UPDATE SKIP
-    LOCKED`` in an ``INSERT ... SELECT ... ON CONFLICT DO NOTHING RETURNING`` on
-    PostgreSQL); then lock it in that entry, the no-op action, move it to ``done``, log
-    it, delete the attempt, commit. Pipelined: three round trips, the claim, the lock, and
-    the writes with the commit (libpq's trace counts two: the lock waits for its rows
-    without a Sync)."""
+    """Run every record waiting in ``auto`` with the engine's writes and guarantees: read
+    the step's records a hundred at a time (keys and entry instants, as the engine's run
+    does); for each, claim it by marking its attempt running, committed before the action
+    (``INSERT ... ON CONFLICT DO NOTHING RETURNING`` on the attempt row's unique key: a
+    record another loop claimed is passed over); then lock it in that entry, the no-op
+    action, move it to ``done``, log it, delete the attempt, commit. It stops when a
+    chunk moves nothing. Pipelined: the claim, the lock, and the writes with the commit
+    each in one round trip."""
     work = "'step:auto'"
-    pending = (
-        f"NOT EXISTS (SELECT 1 FROM {ATTEMPTS} a WHERE a.content_type_id = {content_type} "
-        f"AND a.object_id = CAST(t.id AS VARCHAR(20)) AND a.work = {work})"
-    )
-    pick = (
-        f"SELECT t.id, t.state_entered_at FROM {table} t WHERE t.state = 'auto' AND {pending} "
-        f"ORDER BY t.state_entered_at LIMIT 1{driver.lock()}"
-    )
+    chunk = f"SELECT id, state_entered_at FROM {table} WHERE state = 'auto' LIMIT 100"
     claim = (
-        f"INSERT INTO {ATTEMPTS} ({ATTEMPT_COLUMNS}) SELECT {content_type}, "
-        f"CAST(p.id AS VARCHAR(20)), {work}, p.state_entered_at, {ATTEMPT_VALUES} "
-        f"FROM ({pick}) p ON CONFLICT (content_type_id, object_id, work) DO NOTHING "
-        "RETURNING object_id, round_key"
+        f"INSERT INTO {ATTEMPTS} ({ATTEMPT_COLUMNS}) VALUES (%s, %s, {work}, %s, "
+        f"{ATTEMPT_VALUES}) ON CONFLICT (content_type_id, object_id, work) DO NOTHING "
+        "RETURNING object_id"
     )
+    if driver.vendor == "sqlite":
+        claim = claim.replace("false", "0")
     lock = f"SELECT * FROM {table} WHERE id = %s AND state = 'auto' AND state_entered_at = %s" + (
         " FOR UPDATE" if driver.vendor == "postgresql" else ""
     )
@@ -156,25 +151,14 @@ def automatic_steps(driver, table, content_type, pipelined=False):
     # and the writes after the lock go with the COMMIT.
     synced = driver.connection.pipeline if pipelined else contextlib.nullcontext
 
-    def step(cursor):
+    def step(cursor, pk, entered):
+        key = str(pk)
         at = driver.stamp(now())
         lease = driver.stamp(now().replace(year=now().year + 1))
-        if driver.vendor == "postgresql":
-            with synced():
-                row = driver.execute(cursor, claim, (at, at, lease, at)).fetchone()
-            if row is None:
-                return False
-            key, entered = row
-            pk = int(key)
-        else:
-            row = driver.execute(cursor, pick).fetchone()
-            if row is None:
-                return False
-            pk, entered = row
-            key = str(pk)
-            insert = f"INSERT INTO {ATTEMPTS} ({ATTEMPT_COLUMNS}) VALUES (%s, %s, {work}, %s, "
-            insert += f"{ATTEMPT_VALUES})".replace("false", "0")
-            driver.execute(cursor, insert, (content_type, key, entered, at, at, lease, at))
+        with synced():  # read after the Sync: one round trip
+            driver.execute(cursor, claim, (content_type, key, entered, at, at, lease, at))
+        if cursor.fetchone() is None:
+            return False
         with synced():
             cursor.execute("BEGIN IMMEDIATE" if driver.vendor == "sqlite" else "BEGIN")
             driver.execute(cursor, lock, (pk, entered)).fetchone()
@@ -188,7 +172,13 @@ def automatic_steps(driver, table, content_type, pipelined=False):
 
     if driver.vendor == "postgresql":
         driver.connection.autocommit = True
-    return _drain(driver, step, pipelined)
+    cursor, moved = driver.cursor(), 0
+    while True:
+        rows = driver.execute(cursor, chunk).fetchall()
+        done = sum(step(cursor, pk, entered) for pk, entered in rows)
+        moved += done
+        if not done:
+            return moved
 
 
 def action_timeouts(driver, table, content_type, due_by, pipelined=False):
