@@ -121,7 +121,7 @@ ATTEMPT_COLUMNS = (
 ATTEMPT_VALUES = "0, 0, NULL, false, '', 'raw', 1, %s, %s, %s, %s"
 
 
-def automatic_steps(driver, table, content_type, pipelined=False):
+def automatic_steps(driver, table, content_type, pipelined=False, paced=contextlib.nullcontext):
     """Run every record waiting in ``auto`` with the engine's writes and guarantees: read
     the step's records a hundred at a time (keys and entry instants, as the engine's run
     does); for each, claim it by marking its attempt running, committed before the action
@@ -129,7 +129,8 @@ def automatic_steps(driver, table, content_type, pipelined=False):
     record another loop claimed is passed over); then lock it in that entry, the no-op
     action, move it to ``done``, log it, delete the attempt, commit. It stops when a
     chunk moves nothing. Pipelined: the claim, the lock, and the writes with the commit
-    each in one round trip."""
+    each in one round trip. ``paced()`` is entered around each record (the worker's turns
+    on SQLite)."""
     work = "'step:auto'"
     chunk = f"SELECT id, state_entered_at FROM {table} WHERE state = 'auto' LIMIT 100"
     claim = (
@@ -175,17 +176,22 @@ def automatic_steps(driver, table, content_type, pipelined=False):
     cursor, moved = driver.cursor(), 0
     while True:
         rows = driver.execute(cursor, chunk).fetchall()
-        done = sum(step(cursor, pk, entered) for pk, entered in rows)
+        done = 0
+        for pk, entered in rows:
+            with paced():
+                done += step(cursor, pk, entered)
         moved += done
         if not done:
             return moved
 
 
-def action_timeouts(driver, table, content_type, due_by, pipelined=False):
+def action_timeouts(
+    driver, table, content_type, due_by, pipelined=False, paced=contextlib.nullcontext
+):
     """Fire every action timeout due by ``due_by``: lock one due record (``SKIP LOCKED``,
     returning the columns needed), the no-op action, set its fired column and clear
     ``next_due_at``, log it, commit. Pipelined: the writes after the action and the
-    commit go in one round trip."""
+    commit go in one round trip. ``paced()`` is entered around each record."""
     claim = (
         f"SELECT id, state, state_entered_at FROM {table} WHERE next_due_at <= %s "
         f"ORDER BY next_due_at LIMIT 1{driver.lock()}"
@@ -194,6 +200,10 @@ def action_timeouts(driver, table, content_type, due_by, pipelined=False):
     due_by = driver.stamp(due_by)
 
     def fire(cursor):
+        with paced():
+            return fire_one(cursor)
+
+    def fire_one(cursor):
         driver.begin(cursor)
         row = driver.execute(cursor, claim, (due_by,)).fetchone()
         if row is None:

@@ -13,7 +13,9 @@ the per-round ratios [min-max]) and the target beside it:
    pipelined``: the same records run by ``raw_loops.automatic_steps`` (psycopg 3,
    the records table as the queue, ``FOR UPDATE SKIP LOCKED``, the attempt row
    marked running and committed before the action, as the engine does). Targets:
-   worker >= 1,000/s, and >= 0.7x the hand-written body.
+   worker >= 1,000/s, and >= 0.7x the hand-written body. On SQLite ``raw prepared,
+   paced`` takes each record in a turn of the worker's (``pacing.turn``), as the
+   engine does, and the ratio targets are against it.
 2. Action timeouts. ``worker``: ``BENCH_DUE`` records due when the worker starts;
    its rate is taken over its log rows (first to last fired), so the wait for its
    first poll is not in it. ``engine poll``: ``polling.poll`` in this process.
