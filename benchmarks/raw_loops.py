@@ -128,9 +128,11 @@ def automatic_steps(driver, table, content_type, pipelined=False, paced=contextl
     (``INSERT ... ON CONFLICT DO NOTHING RETURNING`` on the attempt row's unique key: a
     record another loop claimed is passed over); then lock it in that entry, the no-op
     action, move it to ``done``, log it, delete the attempt, commit. It stops when a
-    chunk moves nothing. Pipelined: the claim, the lock, and the writes with the commit
-    each in one round trip. ``paced()`` is entered around each record (the worker's turns
-    on SQLite)."""
+    chunk moves nothing. Pipelined: the claim in one block ending in a Sync, then the
+    lock, and the writes with the commit, in another: three waits, of which libpq's
+    trace counts two (the lock waits for its rows without a Sync). The writes are the
+    engine's, each its own statement (the engine sends them as one). ``paced()`` is
+    entered around each record (the worker's turns on SQLite)."""
     work = "'step:auto'"
     chunk = f"SELECT id, state_entered_at FROM {table} WHERE state = 'auto' LIMIT 100"
     claim = (

@@ -7,6 +7,7 @@ import pytest
 from django.db.models.signals import post_save, pre_save
 
 from django_workflow.engine import run_step
+from django_workflow.models import WorkAttempt
 from django_workflow.testing import run_due_work
 from tests.moments import T
 from tests.testapp.models import Batch, Decision, Permit, Quiet, Sync
@@ -54,6 +55,7 @@ def test_batch_timeouts_and_automatic_steps_send_them_per_record(saves, clock):
     assert {s[4] and "next_due_at" in s[4] for s in moved} == {True}
     pushed = [s for s in saves if s[0] is post_save and s[1] is Sync and s[2] == "pushed"]
     assert len(pushed) == 1
+    assert not WorkAttempt.objects.filter(object_id=str(sync.pk)).exists()  # forgotten too
 
 
 def test_save_signals_false_sends_none_for_step_changes(saves):
