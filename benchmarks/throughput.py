@@ -11,8 +11,9 @@ the per-round ratios [min-max]) and the target beside it:
    ``engine run_steps``: the run's body in this process, ``engine.steps.run_steps``
    over ``BENCH_AUTO_BODY`` records waiting in the step. ``raw prepared`` / ``raw
    pipelined``: the same records run by ``raw_loops.automatic_steps`` (psycopg 3,
-   the records table as the queue, ``FOR UPDATE SKIP LOCKED``, the attempt row
-   marked running and committed before the action, as the engine does). Targets:
+   the records table as the queue read a hundred at a time, each record claimed by
+   its attempt row's ``INSERT ... ON CONFLICT DO NOTHING`` committed before the
+   action, then locked ``FOR UPDATE``, as the engine does). Targets:
    worker >= 1,000/s, and >= 0.7x the hand-written body. On SQLite ``raw prepared,
    paced`` takes each record in a turn of the worker's (``pacing.turn``), as the
    engine does, and the ratio targets are against it.
