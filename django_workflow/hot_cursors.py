@@ -1,5 +1,5 @@
 """The cursor of the engine's hot statements: on PostgreSQL one binding its parameters on
-the server and preparing each statement once per session.
+the server and preparing each statement once per session; on SQLite the driver's own.
 
 Django's psycopg cursors bind on the client: every call quotes each parameter into the
 statement's text, which the server parses and plans again (and Django turns psycopg's
@@ -11,7 +11,13 @@ anything looks at statements (query capture and ``connection.queries``, an execu
 wrapper, a tool that replaced the wrapper's ``execute``) it is wrapped like Django's own
 cursors, so they see its statements; otherwise a lighter cursor keeps the wrapper's
 checks without its layers. Off with ``PREPARE_POLLS = False`` (behind a
-pooler that cannot keep prepared statements); other databases get Django's cursor.
+pooler that cannot keep prepared statements).
+
+On SQLite the driver keeps its own cache of prepared statements; what a statement cost
+there was Django's layers: a cursor wrapper made per statement and the ``%s`` placeholders
+rewritten by a regular expression on every run. The light cursor runs the driver's cursor
+with each statement's rewritten text kept, and lets the worker's turns (``pacing``) see
+its writes as Django's cursor would. Other databases get Django's cursor.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ from django.db import connections
 from django.db.backends.utils import CursorWrapper
 
 from .conf import workflow_settings
+from .pacing import between_turns
 
 
 def hot_cursor(db: str) -> Any:
     """A cursor for the engine's compiled statements on ``db`` (use as a context manager)."""
     connection = connections[db]
+    if connection.vendor == "sqlite":
+        return _sqlite_cursor(connection)
     if connection.vendor != "postgresql" or not workflow_settings.PREPARE_POLLS:
         return connection.cursor()
     if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
@@ -39,6 +48,16 @@ def hot_cursor(db: str) -> Any:
             # Django's own wrapping (thread check, debug capture, execute wrappers)
             return connection._prepare_cursor(cursor)
     return _QuietCursor(connection, cursor)  # its own thread's: ``connections`` is per thread
+
+
+def _sqlite_cursor(connection: Any) -> Any:
+    """The light cursor on SQLite, or Django's own while anything but the worker's turns
+    looks at statements."""
+    foreign = [wrapper for wrapper in connection.execute_wrappers if wrapper is not between_turns]
+    if connection.queries_logged or foreign or _wrapper_patched():
+        return connection.cursor()
+    connection.ensure_connection()
+    return _QuietSQLiteCursor(connection, connection.connection.cursor())
 
 
 def prepare_when_asked(driver: Any) -> None:
@@ -88,6 +107,48 @@ class _QuietCursor:
     @property
     def rowcount(self) -> int:
         return int(self.cursor.rowcount)
+
+
+class _QuietSQLiteCursor(_QuietCursor):
+    """``_QuietCursor`` on the sqlite3 module's cursor: Django's placeholders rewritten to
+    the driver's once per statement, and a write outside a transaction taken in one of the
+    worker's turns when the worker paces writes (``pacing.pace_every_write``)."""
+
+    __slots__ = ()
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        self.connection.validate_no_broken_transaction()
+        if params is not None:
+            sql = _qmarks.get(sql) or _qmark(sql, self.connection)
+        if self.connection.execute_wrappers:  # only the worker's turns (``_sqlite_cursor``)
+            context = {"connection": self.connection, "cursor": self}
+            return between_turns(self._run, sql, params, False, context)
+        return self._run(sql, params)
+
+    def _run(self, sql: str, params: Any, *unused: Any) -> Any:
+        with self.connection.wrap_database_errors:
+            if params is None:
+                return self.cursor.execute(sql)
+            return self.cursor.execute(sql, params)
+
+
+#: Statements in Django's placeholders, in the sqlite3 module's.
+_qmarks: dict[str, str] = {}
+#: More than the engine's compiled statements ever are: a caller building its text per
+#: call would otherwise grow ``_qmarks`` without end.
+_QMARKS_KEPT = 1000
+
+
+def _qmark(sql: str, connection: Any) -> str:
+    """``sql`` as Django's own SQLite cursor rewrites it for the driver, kept."""
+    if len(_qmarks) >= _QMARKS_KEPT:
+        _qmarks.clear()
+    django_cursor = connection.create_cursor()
+    try:
+        _qmarks[sql] = django_cursor.convert_query(sql)
+    finally:
+        django_cursor.close()
+    return _qmarks[sql]
 
 
 def _preparing_cursor() -> Any:

@@ -113,15 +113,15 @@ def pace_every_write() -> None:
 
 
 def _between_turns_from_now_on(sender: Any, connection: Any, **kwargs: Any) -> None:
-    if connection.vendor == "sqlite" and _between_turns not in connection.execute_wrappers:
-        connection.execute_wrappers.append(_between_turns)
+    if connection.vendor == "sqlite" and between_turns not in connection.execute_wrappers:
+        connection.execute_wrappers.append(between_turns)
 
 
 #: The statements that take SQLite's write lock outside a transaction, or begin one.
 _WRITES = ("BEGIN", "INSERT", "UPDATE", "DELETE", "REPLACE")
 
 
-def _between_turns(
+def between_turns(
     execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
 ) -> Any:
     """A write, or a transaction's ``BEGIN``, takes SQLite's lock in a turn: waiting in

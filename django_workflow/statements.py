@@ -65,13 +65,13 @@ def update_logged(
     if ahead and connection.vendor == "postgresql":
         names = ", ".join(f"ahead_{n} AS ({part[0]})" for n, part in enumerate(ahead))
         sql, params = f"WITH {names} {sql}", [*chain(*(p for _, p in ahead)), *params]
-    else:
-        for part in ahead:
-            run(part, db)
+        ahead = []
     if asked:
         sql = f"{sql} RETURNING {', '.join(f'({q.sql})' for q in asked)}"
         params = [*params, *chain(*(q.params for q in asked))]
     with hot_cursor(db) as cursor:
+        for part in ahead:
+            cursor.execute(*part)
         cursor.execute(sql, params)
         written = cursor.rowcount
         if asked and written:
@@ -114,19 +114,19 @@ def _update(
     sql, fields = _sql[key]
     connection = connections[db]
     params = [
-        _db_value(field, values[name], connection)
+        db_value(field, values[name], connection)
         for name, field in zip(values, fields, strict=False)
     ]
     pk_field = fields[len(values)]
     params.append(pk_field.get_db_prep_value(pk_field.to_python(pk), connection))
     for value, field in zip(guard.values(), fields[len(values) + 1 :], strict=True):
         if value is not None:
-            params.append(_db_value(field, value, connection))
+            params.append(db_value(field, value, connection))
     return sql, params
 
 
 #: Django's own fields whose ``get_db_prep_save`` passes ``None`` through, and (text and
-#: datetime fields) a string or an aware datetime as ``_db_value`` does: a subclass, which
+#: datetime fields) a string or an aware datetime as ``db_value`` does: a subclass, which
 #: may adapt its values its own way, is not among them.
 _NONE_AS_NULL = {
     models.CharField,
@@ -139,16 +139,26 @@ _NONE_AS_NULL = {
     models.JSONField,
 }
 _TEXT = {models.CharField, models.TextField}
+#: Django's own fields that store a Python ``int`` (a ``bool``) as it is.
+_AS_IS = {
+    models.IntegerField: int,
+    models.PositiveIntegerField: int,
+    models.BigIntegerField: int,
+    models.BooleanField: bool,
+}
 
 
-def _db_value(field: Any, value: Any, connection: Any) -> Any:
+def db_value(field: Any, value: Any, connection: Any) -> Any:
     """``field.get_db_prep_save(value, connection)``, the same value, without its few
-    calls for what the engine writes most: ``None``, the text of a step or a name, the
-    instant of an entry or a firing (a log row is a dozen of these, written per record)."""
+    calls for what the engine writes most: ``None``, the text of a step or a name, a
+    count, the instant of an entry or a firing (a log row is a dozen of these, an
+    attempt row more, written per record)."""
     kind = type(field)
     if value is None and kind in _NONE_AS_NULL:
         return None
     if kind in _TEXT and isinstance(value, str):
+        return value
+    if type(value) is _AS_IS.get(kind):
         return value
     if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
         return connection.ops.adapt_datetimefield_value(value)
@@ -240,7 +250,7 @@ def _insert(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
         _sql[key] = _insert_sql(db)
     sql, fields = _sql[key]
     connection = connections[db]
-    return sql, [_db_value(field, values[field.attname], connection) for field in fields]
+    return sql, [db_value(field, values[field.attname], connection) for field in fields]
 
 
 def _insert_sql(db: str) -> tuple[str, list[Any]]:

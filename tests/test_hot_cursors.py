@@ -1,6 +1,7 @@
 """The engine's per-record statements on PostgreSQL are bound on the server, so psycopg
 prepares them once a session has run them a few times, unless ``PREPARE_POLLS`` is off
-(docs/deployment.md); Django's query capture and execute wrappers see them either way,
+(docs/deployment.md); on either database they skip Django's cursor layers while nothing
+looks at statements. Django's query capture and execute wrappers see them either way,
 and they raise Django's exceptions."""
 
 import pytest
@@ -131,10 +132,17 @@ def test_a_tool_that_replaced_the_cursor_wrapper_s_execute_sees_a_move(monkeypat
     assert any(f'UPDATE "{Expense._meta.db_table}"' in sql for sql in seen)
 
 
-@on_postgresql
 def test_with_nothing_looking_a_hot_statement_skips_django_s_cursor_wrapper(settings):
     settings.DEBUG = False
     with hot_cursor(workflow_database()) as cursor:
         assert not isinstance(cursor, CursorWrapper)
-        cursor.execute("SELECT %s::int", [7])
-        assert cursor.fetchone() == (7,)
+        cursor.execute("SELECT %s, '100%%'", [7])
+        assert tuple(cursor.fetchone()) == (7, "100%")
+
+
+def test_a_hot_statement_without_parameters_keeps_its_text_as_written(settings):
+    """As Django's cursors do: ``%`` is only an escape when there are parameters."""
+    settings.DEBUG = False
+    with hot_cursor(workflow_database()) as cursor:
+        cursor.execute("SELECT '100%%'")
+        assert tuple(cursor.fetchone()) == ("100%%",)

@@ -7,8 +7,10 @@ import time
 import pytest
 from django.db import connection
 from django.db.backends.signals import connection_created
+from django.db.backends.utils import CursorWrapper
 
 from django_workflow import pacing
+from django_workflow.hot_cursors import hot_cursor
 from tests.testapp.models import Ticket
 
 on_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's one writer")
@@ -66,7 +68,7 @@ def every_write_paced():
     pacing.pace_every_write()
     yield
     connection_created.disconnect(dispatch_uid=pacing.__name__)
-    connection.execute_wrappers.remove(pacing._between_turns)
+    connection.execute_wrappers.remove(pacing.between_turns)
 
 
 @on_sqlite
@@ -83,6 +85,24 @@ def test_a_write_outside_a_turn_leaves_the_pause_after_a_burst_alone(
     Ticket.objects.create()
     waited = time.monotonic() - began
     assert waited >= 0.05
+
+
+@on_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_an_engine_write_outside_a_turn_leaves_the_pause_after_a_burst_alone(
+    monkeypatch, every_write_paced, settings
+):
+    """The engine's statements skip Django's cursor, not the worker's turns."""
+    settings.DEBUG = False
+    monkeypatch.setattr(pacing, "BURST", 0)
+    with pacing.turn("default"):
+        time.sleep(0.15)
+    began = time.monotonic()
+    with hot_cursor("default") as cursor:
+        cursor.execute(f"DELETE FROM {Ticket._meta.db_table} WHERE id = %s", [-1])
+    waited = time.monotonic() - began
+    assert waited >= 0.05
+    assert not isinstance(cursor, CursorWrapper)
 
 
 @on_sqlite

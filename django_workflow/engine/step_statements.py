@@ -14,7 +14,6 @@ import os
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.contenttypes.models import ContentType
 from django.db import connections
 
 from ..columns import STATE_ENTERED_AT
@@ -22,7 +21,7 @@ from ..compiled_reads import compiled_select, read_instances
 from ..hot_cursors import hot_cursor
 from ..models import QueuedRun, WorkAttempt
 from ..retrying import holder, lease
-from ..statements import Along, run
+from ..statements import Along, content_type_id, db_value, run
 from .attempts import NOT_RUNNING
 
 _sql: dict[tuple[Any, ...], Any] = {}
@@ -30,10 +29,6 @@ _sql: dict[tuple[Any, ...], Any] = {}
 KEY = ("content_type", "object_id", "work")
 #: The queued mark's columns, its unique key first.
 MARK = ("content_type", "step", "alive_until")
-
-
-def content_type_id(model: Any, db: str) -> int:
-    return ContentType.objects.db_manager(db).get_for_model(model).pk
 
 
 def start_first_attempt(
@@ -111,7 +106,7 @@ def _insert(db: str, values: dict[str, Any], on_conflict: str) -> int:
         _sql[key] = _insert_sql(db, on_conflict)
     sql, fields = _sql[key]
     connection = connections[db]
-    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
+    params = [db_value(field, values[field.attname], connection) for field in fields]
     with hot_cursor(db) as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
