@@ -40,7 +40,8 @@ def hot_cursor(db: str) -> Any:
         return connection.cursor()
     if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
         return connection.cursor()  # prepared as the connection's prepare_threshold says
-    connection.ensure_connection()
+    if connection.connection is None:  # ensure_connection's own check, without its wrapper
+        connection.ensure_connection()
     prepare_when_asked(connection.connection)
     cursor = _preparing_cursor()(connection.connection)
     if connection.queries_logged or connection.execute_wrappers or _wrapper_patched():
@@ -56,7 +57,8 @@ def _sqlite_cursor(connection: Any) -> Any:
     foreign = [wrapper for wrapper in connection.execute_wrappers if wrapper is not between_turns]
     if connection.queries_logged or foreign or _wrapper_patched():
         return connection.cursor()
-    connection.ensure_connection()
+    if connection.connection is None:  # ensure_connection's own check, without its wrapper
+        connection.ensure_connection()
     return _QuietSQLiteCursor(connection, connection.connection.cursor())
 
 

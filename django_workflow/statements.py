@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from itertools import chain
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
+from django.core.signals import setting_changed
 from django.db import connections, models
 from django.db.models.signals import post_save, pre_save
 
@@ -161,8 +163,26 @@ def db_value(field: Any, value: Any, connection: Any) -> Any:
     if type(value) is _AS_IS.get(kind):
         return value
     if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
-        return connection.ops.adapt_datetimefield_value(value)
+        return _stamp(connection.ops, value)
     return field.get_db_prep_save(value, connection)
+
+
+@lru_cache(maxsize=64)
+def _stamp(operations: Any, instant: datetime) -> Any:
+    """``adapt_datetimefield_value``, kept for the last instants: a record's few instants
+    are written several times each (its entry in the lock, the guard and the log row;
+    the clock in its attempt row), and on SQLite each costs a conversion to text. An
+    equal instant in another zone gets the same value, as it would."""
+    return operations.adapt_datetimefield_value(instant)
+
+
+def _forget_stamps(setting: str, **kwargs: Any) -> None:
+    """What an instant is stored as depends on these settings (the database's zone)."""
+    if setting in {"USE_TZ", "TIME_ZONE", "DATABASES"}:
+        _stamp.cache_clear()
+
+
+setting_changed.connect(_forget_stamps)
 
 
 def fits(model: Any, values: dict[str, Any]) -> bool:

@@ -114,6 +114,7 @@ def take_transition(
         actor,
         comment=comment,
         data=data,
+        from_state_entered_at=getattr(record, STATE_ENTERED_AT),
         on_behalf_of=decision.on_behalf_of,
     )
     take = _with_cascade(record, decision, partial(_take, record, decision, changes, accepted))

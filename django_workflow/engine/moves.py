@@ -40,7 +40,9 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     with transaction.atomic(using=db):
-        event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
+        entered = getattr(record, STATE_ENTERED_AT)
+        if event.from_state_entered_at != entered:
+            event = replace(event, from_state_entered_at=entered)
         if _writes_plainly(model, guard, changes):
             _write_logged(record, guard, changes, event, db)
             _end_stay(record, changes, db)

@@ -152,7 +152,7 @@ def locked_entry(model: Any, step: str, pk: Any, entered: datetime, db: str) -> 
     params = [
         meta.pk.get_db_prep_value(meta.pk.to_python(pk), connection),
         step,
-        meta.get_field(STATE_ENTERED_AT).get_db_prep_value(entered, connection),
+        db_value(meta.get_field(STATE_ENTERED_AT), entered, connection),
     ]
     if key not in _sql:
         compiled = _locked_sql(model, step, pk, entered, db)
