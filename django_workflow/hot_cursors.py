@@ -22,6 +22,7 @@ its writes as Django's cursor would. Other databases get Django's cursor.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import connections
@@ -34,6 +35,8 @@ from .pacing import between_turns
 def hot_cursor(db: str) -> Any:
     """A cursor for the engine's compiled statements on ``db`` (use as a context manager)."""
     connection = connections[db]
+    if "cursor" in vars(connection):  # a tool (a debug toolbar) replaced it: through it
+        return connection.cursor()
     if connection.vendor == "sqlite":
         return _sqlite_cursor(connection)
     if connection.vendor != "postgresql" or not workflow_settings.PREPARE_POLLS:
@@ -44,7 +47,7 @@ def hot_cursor(db: str) -> Any:
         connection.ensure_connection()
     prepare_when_asked(connection.connection)
     cursor = _preparing_cursor()(connection.connection)
-    if connection.queries_logged or connection.execute_wrappers or _wrapper_patched():
+    if _watched(connection):
         with connection.wrap_database_errors:
             # Django's own wrapping (thread check, debug capture, execute wrappers)
             return connection._prepare_cursor(cursor)
@@ -54,12 +57,23 @@ def hot_cursor(db: str) -> Any:
 def _sqlite_cursor(connection: Any) -> Any:
     """The light cursor on SQLite, or Django's own while anything but the worker's turns
     looks at statements."""
-    foreign = [wrapper for wrapper in connection.execute_wrappers if wrapper is not between_turns]
-    if connection.queries_logged or foreign or _wrapper_patched():
+    if _watched(connection, but=between_turns):
         return connection.cursor()
     if connection.connection is None:  # ensure_connection's own check, without its wrapper
         connection.ensure_connection()
-    return _QuietSQLiteCursor(connection, connection.connection.cursor())
+    paced = bool(connection.execute_wrappers)  # the worker's turns, and nothing else
+    return _QuietSQLiteCursor(connection, connection.connection.cursor(), paced)
+
+
+def _watched(connection: Any, but: Any = None) -> bool:
+    """Whether anything looks at the statements of ``connection``: query capture
+    (``DEBUG``, ``CaptureQueriesContext``), an execute wrapper other than ``but``, or a
+    tool that replaced the cursor wrapper's ``execute`` (an error tracker, a profiler)."""
+    return (
+        connection.queries_logged
+        or any(wrapper is not but for wrapper in connection.execute_wrappers)
+        or _wrapper_patched()
+    )
 
 
 def prepare_when_asked(driver: Any) -> None:
@@ -116,13 +130,19 @@ class _QuietSQLiteCursor(_QuietCursor):
     the driver's once per statement, and a write outside a transaction taken in one of the
     worker's turns when the worker paces writes (``pacing.pace_every_write``)."""
 
-    __slots__ = ()
+    __slots__ = ("paced",)
+
+    def __init__(self, connection: Any, cursor: Any, paced: bool) -> None:
+        super().__init__(connection, cursor)
+        self.paced = paced
 
     def execute(self, sql: str, params: Any = None) -> Any:
         self.connection.validate_no_broken_transaction()
-        if params is not None:
+        if isinstance(params, Mapping):  # named: rewritten with the names, as Django does
+            sql = _rewritten(sql, self.connection, list(params))
+        elif params is not None:
             sql = _qmarks.get(sql) or _qmark(sql, self.connection)
-        if self.connection.execute_wrappers:  # only the worker's turns (``_sqlite_cursor``)
+        if self.paced:
             context = {"connection": self.connection, "cursor": self}
             return between_turns(self._run, sql, params, False, context)
         return self._run(sql, params)
@@ -145,12 +165,18 @@ def _qmark(sql: str, connection: Any) -> str:
     """``sql`` as Django's own SQLite cursor rewrites it for the driver, kept."""
     if len(_qmarks) >= _QMARKS_KEPT:
         _qmarks.clear()
+    _qmarks[sql] = rewritten = _rewritten(sql, connection)
+    return rewritten
+
+
+def _rewritten(sql: str, connection: Any, names: list[str] | None = None) -> str:
+    """``sql`` in the driver's placeholders, by the rewriting of Django's own SQLite cursor
+    (a method of its cursor)."""
     django_cursor = connection.create_cursor()
     try:
-        _qmarks[sql] = django_cursor.convert_query(sql)
+        return str(django_cursor.convert_query(sql, param_names=names))
     finally:
         django_cursor.close()
-    return _qmarks[sql]
 
 
 def _preparing_cursor() -> Any:

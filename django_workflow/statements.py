@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
-from functools import lru_cache
+from datetime import datetime, timezone
 from itertools import chain
 from typing import Any
 
@@ -141,48 +140,52 @@ _NONE_AS_NULL = {
     models.JSONField,
 }
 _TEXT = {models.CharField, models.TextField}
-#: Django's own fields that store a Python ``int`` (a ``bool``) as it is.
-_AS_IS = {
-    models.IntegerField: int,
-    models.PositiveIntegerField: int,
-    models.BigIntegerField: int,
-    models.BooleanField: bool,
-}
 
 
 def db_value(field: Any, value: Any, connection: Any) -> Any:
     """``field.get_db_prep_save(value, connection)``, the same value, without its few
-    calls for what the engine writes most: ``None``, the text of a step or a name, a
-    count, the instant of an entry or a firing (a log row is a dozen of these, an
-    attempt row more, written per record)."""
+    calls for what the engine writes most: ``None``, the text of a step or a name, the
+    instant of an entry or a firing (a log row is a dozen of these, an attempt row more,
+    written per record)."""
     kind = type(field)
     if value is None and kind in _NONE_AS_NULL:
         return None
     if kind in _TEXT and isinstance(value, str):
         return value
-    if type(value) is _AS_IS.get(kind):
-        return value
     if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
-        return _stamp(connection.ops, value)
+        return _stored_instant(value, connection)
     return field.get_db_prep_save(value, connection)
 
 
-@lru_cache(maxsize=64)
-def _stamp(operations: Any, instant: datetime) -> Any:
-    """``adapt_datetimefield_value``, kept for the last instants: a record's few instants
-    are written several times each (its entry in the lock, the guard and the log row;
-    the clock in its attempt row), and on SQLite each costs a conversion to text. An
-    equal instant in another zone gets the same value, as it would."""
-    return operations.adapt_datetimefield_value(instant)
+#: The stored form of the last instants written, by database alias and instant.
+_instants: dict[tuple[str, datetime], Any] = {}
+_INSTANTS_KEPT = 64
 
 
-def _forget_stamps(setting: str, **kwargs: Any) -> None:
-    """What an instant is stored as depends on these settings (the database's zone)."""
-    if setting in {"USE_TZ", "TIME_ZONE", "DATABASES"}:
-        _stamp.cache_clear()
+def _stored_instant(instant: datetime, connection: Any) -> Any:
+    """``adapt_datetimefield_value(instant)``, kept for the last instants: a record's few
+    instants are written several times each (its entry in the lock, the guard and the log
+    row; the clock in its attempt row), and on SQLite each costs a conversion to text.
+    Only instants at a fixed offset (``timezone.now()``'s, the database's own) are kept:
+    in a zone with summer time two instants an hour apart can compare equal (``fold``)."""
+    if type(instant.tzinfo) is not timezone:
+        return connection.ops.adapt_datetimefield_value(instant)
+    key = (connection.alias, instant)
+    stored = _instants.get(key)
+    if stored is None:
+        if len(_instants) >= _INSTANTS_KEPT:
+            _instants.clear()
+        _instants[key] = stored = connection.ops.adapt_datetimefield_value(instant)
+    return stored
 
 
-setting_changed.connect(_forget_stamps)
+def _forget_instants(setting: str, **kwargs: Any) -> None:
+    """An aware instant is stored as ``USE_TZ`` says (refused on SQLite without it)."""
+    if setting == "USE_TZ":
+        _instants.clear()
+
+
+setting_changed.connect(_forget_instants)
 
 
 def fits(model: Any, values: dict[str, Any]) -> bool:

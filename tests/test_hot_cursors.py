@@ -10,6 +10,7 @@ from django.db.backends.utils import CursorWrapper
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
+from django_workflow import hot_cursors
 from django_workflow.hot_cursors import hot_cursor
 from tests.conftest import workflow_database
 from tests.test_round_trips import round_trips
@@ -146,3 +147,58 @@ def test_a_hot_statement_without_parameters_keeps_its_text_as_written(settings):
     with hot_cursor(workflow_database()) as cursor:
         cursor.execute("SELECT '100%%'")
         assert tuple(cursor.fetchone()) == ("100%%",)
+
+
+def test_a_hot_statement_takes_named_parameters(settings):
+    settings.DEBUG = False
+    with hot_cursor(workflow_database()) as cursor:
+        cursor.execute("SELECT %(seven)s, '100%%'", {"seven": 7})
+        assert tuple(cursor.fetchone()) == (7, "100%")
+
+
+def test_a_hot_statement_opens_a_closed_connection(settings):
+    settings.DEBUG = False
+    connections[workflow_database()].close()
+    with hot_cursor(workflow_database()) as cursor:
+        cursor.execute("SELECT %s", [7])
+        assert tuple(cursor.fetchone()) == (7,)
+
+
+def test_a_tool_that_replaced_the_connection_s_cursor_sees_a_move(monkeypatch, settings):
+    settings.DEBUG = False
+    connection = connections[workflow_database()]
+    seen = []
+    plain = connection.cursor
+
+    class Traced:
+        """A debug toolbar's cursor: the statements it runs are noted."""
+
+        def __init__(self, cursor):
+            self.cursor = cursor
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            self.cursor.close()
+
+        def execute(self, sql, params=None):
+            seen.append(sql)
+            return self.cursor.execute(sql, params)
+
+        def __getattr__(self, name):
+            return getattr(self.cursor, name)
+
+    expense = Expense.objects.create()
+    monkeypatch.setattr(connection, "cursor", lambda: Traced(plain()))
+    expense.fast_track()
+    assert any(f'UPDATE "{Expense._meta.db_table}"' in sql for sql in seen)
+
+
+def test_the_statements_rewritten_for_sqlite_stay_few(monkeypatch, settings):
+    settings.DEBUG = False
+    monkeypatch.setattr(hot_cursors, "_QMARKS_KEPT", 2)
+    with hot_cursor(workflow_database()) as cursor:
+        for number in range(5):
+            cursor.execute(f"SELECT %s + {number}", [1])
+    assert len(hot_cursors._qmarks) <= 2

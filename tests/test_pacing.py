@@ -106,6 +106,19 @@ def test_an_engine_write_outside_a_turn_leaves_the_pause_after_a_burst_alone(
 
 
 @on_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_outside_the_worker_an_engine_write_takes_no_turn(monkeypatch, settings):
+    settings.DEBUG = False
+    monkeypatch.setattr(pacing, "BURST", 0)
+    with pacing.turn("default"):
+        time.sleep(0.15)
+    began = time.monotonic()
+    with hot_cursor("default") as cursor:
+        cursor.execute(f"DELETE FROM {Ticket._meta.db_table} WHERE id = %s", [-1])
+    assert time.monotonic() - began < 0.05
+
+
+@on_sqlite
 def test_within_a_burst_turns_follow_each_other_at_once():
     with pacing.turn("default"):
         pass

@@ -2,20 +2,33 @@
 most without Django's calls; what it sends is what ``get_db_prep_save`` would."""
 
 from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import connections
 
+from django_workflow import statements
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.statements import db_value
 from tests.conftest import workflow_database
 
 INSTANT = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
+PARIS = ZoneInfo("Europe/Paris")
+#: 02:30 twice on the night summer time ended: an hour apart, yet equal in Python.
+FIRST_0230 = datetime(2025, 10, 26, 2, 30, tzinfo=PARIS)
+SECOND_0230 = FIRST_0230.replace(fold=1)
+
+
+def sent(value):
+    """What goes to the driver, instants as their instant (``fold`` counts)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return type(value), value.astimezone(UTC)
+    return type(value), value
 
 
 def outcome(adapt):
     try:
-        return adapt()
+        return sent(adapt())
     except ValueError as error:
         return type(error)
 
@@ -25,6 +38,7 @@ def outcome(adapt):
     [
         (TransitionLog, "occurred_at", INSTANT),
         (TransitionLog, "occurred_at", INSTANT.astimezone(timezone(timedelta(hours=5)))),
+        (TransitionLog, "occurred_at", FIRST_0230),
         (TransitionLog, "from_state", "draft"),
         (TransitionLog, "actor_id", None),
         (WorkAttempt, "attempts", 3),
@@ -35,13 +49,31 @@ def outcome(adapt):
 def test_a_value_is_sent_as_get_db_prep_save_sends_it(model, name, value):
     connection = connections[workflow_database()]
     field = model._meta.get_field(name)
-    assert db_value(field, value, connection) == field.get_db_prep_save(value, connection)
+    assert sent(db_value(field, value, connection)) == sent(
+        field.get_db_prep_save(value, connection)
+    )
 
 
-def test_an_instant_once_adapted_follows_a_change_of_the_time_zone_settings(settings):
+def test_the_second_of_two_equal_local_times_is_stored_as_its_own_instant():
+    connection = connections[workflow_database()]
+    field = TransitionLog._meta.get_field("occurred_at")
+    db_value(field, FIRST_0230, connection)
+    expected = sent(field.get_db_prep_save(SECOND_0230, connection))
+    assert sent(db_value(field, SECOND_0230, connection)) == expected
+
+
+def test_an_instant_once_adapted_follows_a_change_of_use_tz(settings):
     connection = connections[workflow_database()]
     field = TransitionLog._meta.get_field("occurred_at")
     db_value(field, INSTANT, connection)  # kept for the next rows
     settings.USE_TZ = False  # on SQLite an aware instant is refused now
     expected = outcome(lambda: field.get_db_prep_save(INSTANT, connection))
     assert outcome(lambda: db_value(field, INSTANT, connection)) == expected
+
+
+def test_the_instants_kept_stay_few():
+    connection = connections[workflow_database()]
+    field = TransitionLog._meta.get_field("occurred_at")
+    for minutes in range(3 * statements._INSTANTS_KEPT):
+        db_value(field, INSTANT + timedelta(minutes=minutes), connection)
+    assert len(statements._instants) <= statements._INSTANTS_KEPT
