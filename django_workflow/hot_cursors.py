@@ -9,7 +9,8 @@ connection, sends the text and the values apart and has psycopg prepare the stat
 on its first run in a session (psycopg keeps the last hundred per connection). While
 anything looks at statements (query capture and ``connection.queries``, an execute
 wrapper, a tool that replaced the wrapper's ``execute``) it is wrapped like Django's own
-cursors, so they see its statements; otherwise a lighter cursor keeps the wrapper's
+cursors, so they see its statements (and a tool that replaced the connection's
+``cursor()`` gets its cursor from it); otherwise a lighter cursor keeps the wrapper's
 checks without its layers. Off with ``PREPARE_POLLS = False`` (behind a
 pooler that cannot keep prepared statements).
 
