@@ -27,7 +27,8 @@ the per-round ratios [min-max]) and the target beside it:
 3. Manual transitions: ``record.flip()``/``flop()`` in this process,
    ``BENCH_TRANSITIONS`` per round on one record, against
    ``raw_loops.manual_transitions`` and django-fsm-2 (``benchapp.Peer``, a log
-   row of the same shape). Target >= 0.5x raw prepared.
+   row of the same shape), and the raw loop in ``transaction.atomic()`` (shown, as
+   for action timeouts). Target >= 0.5x raw prepared.
 4. First poll: seconds from starting the worker process to the first due deadline
    fired (from the action-timeout rounds). Target <= 2 s.
 

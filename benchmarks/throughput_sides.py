@@ -476,10 +476,12 @@ def manual_fsm(count):
     return run
 
 
-def manual_raw(count, pipelined):
+def manual_raw(count, pipelined, connect=driver):
+    """The raw loop on a connection of ``connect()``: the driver's own, by default."""
+
     def run():
         pk = Ours.objects.create().pk
-        raw = driver()
+        raw = connect()
         try:
             started = time.perf_counter()
             raw_loops.manual_transitions(raw, OURS, content_type(Ours), pk, count, pipelined)
@@ -509,6 +511,9 @@ def manual(background):
     sides = {
         "engine flip/flop": manual_engine(TRANSITIONS),
         "raw prepared": manual_raw(TRANSITIONS, False),
+        "raw in atomic()": manual_raw(
+            TRANSITIONS, False, lambda: raw_loops.DjangoAtomic(connection)
+        ),
         "django-fsm-2": manual_fsm(TRANSITIONS),
     }
     if vendor() == "postgresql":
@@ -569,6 +574,8 @@ def report(auto, due, manual_, first_polls):
     rates, trips = manual_
     print_rates(f"3. manual transitions, {TRANSITIONS:,} per round", rates, trips, "transitions/s")
     print_ratio(rates, "engine flip/flop", "raw prepared", 0.5)
+    print_ratio(rates, "engine flip/flop", "raw in atomic()", None)
+    print_ratio(rates, "raw in atomic()", "raw prepared", None)
     print_ratio(rates, "django-fsm-2", "raw prepared", None)
     print_ratio(rates, "engine flip/flop", "django-fsm-2", 1.4)
     if "raw pipelined" in rates:
