@@ -195,5 +195,7 @@ def _lock(fd: int, waiting: float) -> bool:
 
 def _open(path: str) -> int:
     if path.startswith("memory:"):
-        return os.dup(tempfile.TemporaryFile().fileno())
+        # The file object must outlive the dup: dropped first, it closes its descriptor.
+        with tempfile.TemporaryFile() as scratch:
+            return os.dup(scratch.fileno())
     return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -2,10 +2,11 @@
 so another writer gets its turn (docs/worker.md)."""
 
 import multiprocessing
+import os
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.db.backends.signals import connection_created
 from django.db.backends.utils import CursorWrapper
 
@@ -145,3 +146,34 @@ def test_on_postgresql_turns_never_wait(monkeypatch):
         with pacing.turn("default"):
             time.sleep(0.05)
     assert time.monotonic() - began < 0.15 + pacing.SLACK
+
+
+@pytest.fixture
+def in_memory_alias():
+    """A database alias on an in-memory SQLite database, as pytest-django's default test
+    database is: its turns are the process's own, kept beside no file."""
+    alias = "pacing-in-memory"
+    declared = {**connections.settings, alias: {"ENGINE": "django.db.backends.sqlite3"}}
+    declared[alias]["NAME"] = ":memory:"
+    connections.settings[alias] = connections.configure_settings(declared)[alias]
+    try:
+        yield alias
+    finally:
+        connections[alias].close()
+        del connections[alias]
+        del connections.settings[alias]
+
+
+def test_an_in_memory_database_takes_its_turns_in_the_process(in_memory_alias):
+    # Every automatic step failed to queue under pytest-django's defaults: the scratch
+    # file behind an in-memory database's turns was closed before it was duplicated.
+    assert connections[in_memory_alias].is_in_memory_db()
+    for _ in range(2):
+        with pacing.turn(in_memory_alias):
+            pass
+    with pacing.turn(in_memory_alias):
+        began = time.time()
+    fd = pacing._files[(os.getpid(), f"memory:{in_memory_alias}")]
+    os.lseek(fd, 0, os.SEEK_SET)
+    _began, ended, _since, _open = pacing._STATE.unpack(os.read(fd, pacing._STATE.size))
+    assert ended >= began
