@@ -229,7 +229,7 @@ def _survivors(rows: Any, plan: Plan, actor: Any) -> list[Any]:
 
 def _allows(record: Any, workflow: Any, plan: Plan, actor: Any) -> bool:
     """What ``available_actions`` asks of one asked transition: its ``when``, then its policy."""
-    step = record.current_step
+    step = record.workflow.current_step
     for transition, guard in plan.asked.get(step, ()):
         holds = guard is None or bool(getattr(record, guard))
         if holds and transition.when is not None and not isinstance(transition.when, Q):

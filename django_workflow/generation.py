@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.base import ModelBase
+from django.db.models.signals import class_prepared
 from django.utils import timezone
 
 from .columns import (
@@ -30,6 +31,7 @@ from .columns import (
     sla_warned_column,
 )
 from .compiled import CompiledWorkflow, compile_workflow
+from .record_workflow import WorkflowAttribute
 from .work import counts_firings
 
 STATE_MAX_LENGTH = 100
@@ -54,7 +56,27 @@ class StateField(models.CharField):
     def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
         # Migrations see a plain CharField: the initial-step rule is behaviour, not schema.
         name, _path, args, kwargs = super().deconstruct()
+        kwargs["editable"] = False  # a history table's copy too (_history_tracks_the_step)
         return name, "django.db.models.CharField", args, kwargs
+
+
+def _history_tracks_the_step(sender: Any, **kwargs: Any) -> None:
+    """django-simple-history diffs the editable fields it tracks; the step is not editable
+    (forms must not offer it), so a history model of a workflow model tracks its own copy
+    of the step, editable there: ``diff_against`` then shows the step a move changed."""
+    tracked = getattr(sender, "tracked_fields", None)
+    if tracked is None or not isinstance(getattr(sender, "instance_type", None), WorkflowModelBase):
+        return
+    copies = []
+    for field in tracked:
+        if isinstance(field, StateField):
+            field = sender._meta.get_field(field.name)
+            field.editable = True
+        copies.append(field)
+    sender.tracked_fields = copies
+
+
+class_prepared.connect(_history_tracks_the_step)
 
 
 def _state_field(workflow: CompiledWorkflow) -> models.Field:
@@ -130,42 +152,54 @@ def _declared_fields(meta: Any) -> list[Any]:
 
 
 def is_generated(attribute: Any) -> bool:
+    """Whether ``attribute`` is the library's, so a transition of its name may replace it."""
     return getattr(attribute, "_workflow_generated", False)
+
+
+def replaceable(method: Any) -> Any:
+    """Mark a library method of records that a transition of the same name replaces."""
+    method._workflow_generated = True
+    return method
+
+
+class replaceable_property(property):
+    """A library property of records that a transition of the same name replaces."""
+
+    _workflow_generated = True
 
 
 def transition_method(name: str) -> Any:
     def method(self: Any, actor: Any = None, *, authorize: bool = True, **accepted: Any) -> Any:
-        return self.transition(name, actor=actor, authorize=authorize, **accepted)
+        return self.workflow.transition(name, actor, authorize=authorize, **accepted)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"Run the {name!r} transition from the current step."
-    method._workflow_generated = True  # type: ignore[attr-defined]
-    return method
+    return replaceable(method)
 
 
 def _claim(self: Any, actor: Any, *, comment: str = "") -> Any:
-    """Become the record's holder: ``AlreadyClaimed`` when someone holds it; of
-    concurrent claims exactly one wins (docs: holding-work.md)."""
-    return self._hold("claim", actor, comment)
+    """``record.workflow.claim``: become the record's holder."""
+    return self.workflow.claim(actor, comment=comment)
 
 
 def _release(self: Any, actor: Any, *, comment: str = "") -> Any:
-    """Let go of the record: its holder, a stand-in, or whom the ``assign`` policy allows."""
-    return self._hold("release", actor, comment)
+    """``record.workflow.release``: let go of the record."""
+    return self.workflow.release(actor, comment=comment)
 
 
 def _assign(
     self: Any, user: Any, *, actor: Any = None, authorize: bool = True, comment: str = ""
 ) -> Any:
-    """Make ``user`` the holder (``None``: nobody); needs the ``assign`` policy."""
-    return self._hold("assign", user, actor, authorize, comment)
+    """``record.workflow.assign``: make ``user`` the holder (``None``: nobody)."""
+    return self.workflow.assign(user, actor=actor, authorize=authorize, comment=comment)
 
 
-#: ``record.claim/release/assign``, on models with ``Workflow.assignment = True``.
+#: ``record.claim/release/assign``, on models with ``Workflow.assignment = True``
+#: (shortcuts to ``record.workflow``'s, unless a transition takes the name).
 ASSIGNMENT_METHODS = {"claim": _claim, "release": _release, "assign": _assign}
 for _name, _method in ASSIGNMENT_METHODS.items():
     _method.__name__ = _method.__qualname__ = _name
-    _method._workflow_generated = True  # type: ignore[attr-defined]
+    replaceable(_method)
 
 
 def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type) -> None:
@@ -282,10 +316,11 @@ class WorkflowModelBase(ModelBase):
                 attrs["_workflow_import_error"] = error
         cls = super().__new__(mcs, name, bases, attrs, **kwargs)
         cls._workflow_declaration = declaration
-        cls.workflow = compile_workflow(cls, declaration) if declaration is not None else None
-        if cls.workflow is not None and not (cls._meta.abstract or cls._meta.proxy):
+        compiled = compile_workflow(cls, declaration) if declaration is not None else None
+        cls.workflow = WorkflowAttribute(compiled) if compiled is not None else None
+        if compiled is not None and not (cls._meta.abstract or cls._meta.proxy):
             try:
-                _add_indexes(cls, deadline_indexes(cls, cls.workflow))
+                _add_indexes(cls, deadline_indexes(cls, compiled))
             except Exception as error:  # reported by the checks, never at import
                 cls._workflow_import_error = error
         return cls

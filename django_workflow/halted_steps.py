@@ -18,7 +18,7 @@ from .work import names
 
 def attempt_row(record: Any) -> Any:
     """The attempt row of the automatic step ``record`` is in, if any."""
-    work = type(record).workflow.work(names.step_work(record.current_step))
+    work = type(record).workflow.work(names.step_work(record.workflow.current_step))
     db = record._state.db or router.db_for_write(type(record), instance=record)
     return retrying.rows(type(record), db).filter(object_id=str(record.pk), work=work.name).first()
 
@@ -28,7 +28,7 @@ def next_attempt_at(record: Any, row: Any) -> Any:
     first poll from its ``retry_at``; ``None`` when it is not waiting for a retry."""
     if row is None or row.halted or row.retry_at is None:
         return None
-    work = type(record).workflow.work(names.step_work(record.current_step))
+    work = type(record).workflow.work(names.step_work(record.workflow.current_step))
     return retrying.runs_at(type(record).workflow, work, row.retry_at)
 
 
@@ -39,5 +39,5 @@ def retry_now(record: Any) -> bool:
     if not retry_halted(record):
         return False
     model = type(record)
-    enqueue_step(model._meta.label, record.pk, record.current_step, model.workflow.queue)
+    enqueue_step(model._meta.label, record.pk, record.workflow.current_step, model.workflow.queue)
     return True

@@ -105,7 +105,7 @@ def gather(
 def _available(record: Any, *, actor: Any) -> list[str]:
     """The record's available actions; ``["claim"]`` for an unheld record of a
     ``claim=True`` step the actor may claim (its transitions wait for a holder)."""
-    actions = record.available_actions(actor)
+    actions = record.workflow.available_actions(actor)
     if not actions and claims_first(record) and claimable(record, actor):
         return [CLAIM]
     return actions
@@ -151,8 +151,8 @@ def _item(record: Any, actions: tuple[str, ...], now: datetime) -> InboxItem:
     return InboxItem(
         record=record,
         model=type(record),
-        step=record.current_step,
-        step_label=workflow.step_label(record.current_step),
+        step=record.workflow.current_step,
+        step_label=workflow.step_label(record.workflow.current_step),
         due_at=due,
         overdue=due is not None and due <= now,
         actions=actions,

@@ -19,7 +19,7 @@ def offered(
     fills in itself (policies and ``when`` see them)."""
     from .engine import permits  # the runtime, loaded by a request, not on import
 
-    transitions = type(record).workflow.transitions_in(record.current_step)
+    transitions = type(record).workflow.transitions_in(record.workflow.current_step)
     return [
         t for t in transitions if permits(record, t, actor, values_for(t) if values_for else {})
     ]

@@ -44,7 +44,7 @@ def advance_to_next_deadline(record: Any, clock: Any = None) -> datetime | None:
     ``time_machine.travel(...).start()`` returns); by default the innermost active
     travel. Returns the deadline's instant, or ``None`` when nothing is pending.
     """
-    pending = record.pending_deadlines()
+    pending = record.workflow.pending_deadlines()
     if not pending:
         return None
     due = pending[0].due_at

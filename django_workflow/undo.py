@@ -61,8 +61,8 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
     if _work_started(record, row):
         raise UndoNotPermitted(
             "effect_ran",
-            f"The work of {workflow.step_label(row.to_state)}, the step the move entered, "
-            "has already started.",
+            f"The work of step {row.to_state!r}, the one the move entered, has already "
+            "started.",
         )
     if undo.same_actor:
         if actor is None:
@@ -87,9 +87,11 @@ def _first_move(row: Any) -> Any:
 def _work_started(record: Any, row: Any) -> bool:
     """Whether, since ``row`` moved the record, the worker ran or is running work of the
     step it entered: a log row after it (an ``on_enter`` effect, a deadline firing, a
-    failed attempt) or an attempt of this stay (an automatic action under way)."""
+    failed attempt) or an attempt of this stay (an automatic action under way). An
+    ``every``'s firings are not: a reminder repeats while the record waits, and is not an
+    effect the move owns."""
     later = Q(occurred_at__gt=row.occurred_at) | Q(occurred_at=row.occurred_at, id__gt=row.id)
-    if history(record).filter(later).exists():
+    if history(record).filter(later).exclude(_every_firings(record, row.to_state)).exists():
         return True
     from .engine import database
 
@@ -98,6 +100,15 @@ def _work_started(record: Any, row: Any) -> bool:
     entered = getattr(record, STATE_ENTERED_AT)
     attempts = retrying.rows(model, db).filter(object_id=str(record.pk), work__in=works)
     return attempts.filter(round_key__gte=entered).exists()
+
+
+def _every_firings(record: Any, step: str) -> Q:
+    """The log rows the everies of ``step`` write: same-step rows of a deadline, named
+    after the every."""
+    declared = type(record).workflow.steps.get(step)
+    names = [every.name for every in declared.everies] if declared is not None else []
+    same_step = Q(from_state=step, to_state=step, triggered_by=Trigger.TIMEOUT)
+    return same_step & Q(transition_name__in=names) if names else Q(pk__in=[])
 
 
 def _same_actor(row: Any, actor: Any) -> bool:

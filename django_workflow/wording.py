@@ -135,7 +135,7 @@ def describe_deadline(
 def next_deadline(record: Any, now: Any = None, named: bool = True, zone: Any = None) -> Any:
     """The record's soonest pending deadline and its words (``describe_deadline``), as
     the changelist's "next deadline" column and "My work" show it; ``None`` when none."""
-    pending = record.pending_deadlines()
+    pending = record.workflow.pending_deadlines()
     if not pending:
         return None
     return pending[0], describe_deadline(pending[0], record, now, named=named, zone=zone)
@@ -179,5 +179,5 @@ def sla_clocks(record: Any) -> list[dict[str, str]]:
             "text": sla_words(clock, in_business_hours(sla)),
         }
         for name, sla in slas.items()
-        for clock in (record.sla(name),)
+        for clock in (record.workflow.sla(name),)
     ]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Self, TypeVar
 
-from asgiref.sync import sync_to_async
 from django.db import models, transaction
 
-from . import actionable, history, rearming, scheduling, service_levels
-from .compiled import CompiledWorkflow
-from .generation import WorkflowModelBase
+from . import actionable, rearming, service_levels
+from .generation import WorkflowModelBase, replaceable, replaceable_property
+from .record_workflow import WorkflowAttribute
 from .registry import workflow_models as workflow_models  # where it lived before
 
 #: The model a queryset holds, for type checkers (``WorkflowQuerySet[Order]``).
@@ -80,7 +79,8 @@ WorkflowManager = models.Manager.from_queryset(WorkflowQuerySet)
 class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     """Subclass this and declare an inner ``class Workflow:``."""
 
-    workflow: ClassVar[CompiledWorkflow]
+    #: The compiled declaration on the class; on a record, ``RecordWorkflow``.
+    workflow: ClassVar[WorkflowAttribute]
 
     objects = WorkflowManager()
 
@@ -113,6 +113,11 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         super().refresh_from_db(using=using, fields=fields, **kwargs)
         rearming.remember(self, fields)
 
+    # The library's calls on a record live in ``record.workflow`` (``RecordWorkflow``);
+    # each below is a shortcut to one of them. A transition of the same name takes the
+    # shortcut's place on its model (``replaceable``); ``record.workflow.<name>`` stays.
+
+    @replaceable
     def transition(
         self,
         name: str,
@@ -123,75 +128,62 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         data: Any = None,
         **accepted: Any,
     ) -> Self:
-        """Run transition ``name`` from the current step; ``comment`` and ``data`` go to
-        its log row. See the docs for the errors."""
-        from . import engine
-
-        return engine.run_transition(
-            self, name, actor=actor, authorize=authorize, comment=comment, data=data, **accepted
+        """``record.workflow.transition``: run transition ``name`` from the current step."""
+        return self.workflow.transition(  # type: ignore[no-any-return]
+            name, actor, authorize=authorize, comment=comment, data=data, **accepted
         )
 
-    def _hold(self, what: str, *args: Any) -> Any:
-        """``claim``, ``release`` or ``assign`` (generated with ``Workflow.assignment``)."""
-        from .engine import claims
-
-        return getattr(claims, what)(self, *args)
-
+    @replaceable
     def votes(self, name: str) -> list[Any]:
-        """The actors who voted for the ``quorum`` transition ``name`` while the record has
-        been in its current step (this stay), oldest vote first."""
-        from .engine import votes
+        """``record.workflow.votes``: who voted for the ``quorum`` transition ``name``."""
+        return self.workflow.votes(name)
 
-        return votes.voters(self, name)
-
+    @replaceable
     def retract(self, name: str, actor: Any, *, comment: str = "") -> WorkflowModel:
-        """Withdraw ``actor``'s vote for the ``quorum`` transition ``name`` (logged)."""
-        from .engine import votes
+        """``record.workflow.retract``: withdraw ``actor``'s vote for ``name``."""
+        return self.workflow.retract(name, actor, comment=comment)  # type: ignore[no-any-return]
 
-        return votes.retract(self, name, actor, comment)
-
+    @replaceable
     def undo(self, actor: Any = None) -> WorkflowModel:
-        """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
-        from . import undo
+        """``record.workflow.undo``: rewind the newest undoable step change."""
+        return self.workflow.undo(actor)  # type: ignore[no-any-return]
 
-        return undo.run_undo(self, actor)
-
+    @replaceable
     def sla(self, name: str) -> service_levels.SlaState:
-        """Where the service-level clock ``name`` of ``Workflow.slas`` stands: ``state``
-        (running, paused, met, breached), ``consumed``, ``remaining`` and ``due_at``."""
-        return service_levels.state(self, name)
+        """``record.workflow.sla``: where the service-level clock ``name`` stands."""
+        return self.workflow.sla(name)
 
+    @replaceable
     def pending_deadlines(self) -> list[Any]:
-        """The current step's deadlines that will fire as things stand, soonest first."""
-        return scheduling.pending_deadlines(self)
+        """``record.workflow.pending_deadlines``: the current step's coming deadlines."""
+        return self.workflow.pending_deadlines()
 
+    @replaceable
     def history(self) -> Any:
-        """Every transition log row of this record, oldest first."""
-        return history.history(self)
+        """``record.workflow.history``: every log row of this record, oldest first."""
+        return self.workflow.history()
 
+    @replaceable
     def effective_history(self) -> list[Any]:
-        """The log rows whose effect stands: undone rows and undo rows left out."""
-        return history.effective_history(self)
+        """``record.workflow.effective_history``: the log rows whose effect stands."""
+        return self.workflow.effective_history()
 
+    @replaceable
     def state_at(self, instant: Any) -> str | None:
-        """The step this record was in at ``instant``, from the log."""
-        return history.state_at(self, instant)
+        """``record.workflow.state_at``: the step this record was in at ``instant``."""
+        return self.workflow.state_at(instant)
 
-    @property
+    @replaceable_property
     def current_step(self) -> str:
         """The name of the step this record is in."""
         return getattr(self, type(self).workflow.state_attribute)
 
+    @replaceable
     def available_actions(self, actor: Any = None) -> list[str]:
-        """The transitions ``actor`` may call now, in declaration order."""
-        from . import engine
+        """``record.workflow.available_actions``: the transitions ``actor`` may call now."""
+        return self.workflow.available_actions(actor)
 
-        transitions = type(self).workflow.transitions_in(self.current_step)
-        return [t.name for t in transitions if engine.permits(self, t, actor, {})]
-
-    # Async twins: each runs its sync method in the thread Django's ORM uses for sync
-    # code called from async code, so a guarded write stays one sync transaction.
-
+    @replaceable
     async def atransition(
         self,
         name: str,
@@ -202,19 +194,22 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         data: Any = None,
         **accepted: Any,
     ) -> Self:
-        """``transition`` for async code: the same arguments, result and errors."""
-        return await sync_to_async(self.transition, thread_sensitive=True)(
+        """``record.workflow.atransition``: ``transition`` for async code."""
+        return await self.workflow.atransition(  # type: ignore[no-any-return]
             name, actor, authorize=authorize, comment=comment, data=data, **accepted
         )
 
+    @replaceable
     async def aavailable_actions(self, actor: Any = None) -> list[str]:
-        """``available_actions`` for async code."""
-        return await sync_to_async(self.available_actions, thread_sensitive=True)(actor)
+        """``record.workflow.aavailable_actions``: ``available_actions`` for async code."""
+        return await self.workflow.aavailable_actions(actor)
 
+    @replaceable
     async def apending_deadlines(self) -> list[Any]:
-        """``pending_deadlines`` for async code."""
-        return await sync_to_async(self.pending_deadlines, thread_sensitive=True)()
+        """``record.workflow.apending_deadlines``: ``pending_deadlines`` for async code."""
+        return await self.workflow.apending_deadlines()
 
+    @replaceable
     async def aundo(self, actor: Any = None) -> WorkflowModel:
-        """``undo`` for async code: the same result and errors."""
-        return await sync_to_async(self.undo, thread_sensitive=True)(actor)
+        """``record.workflow.aundo``: ``undo`` for async code."""
+        return await self.workflow.aundo(actor)  # type: ignore[no-any-return]

@@ -4,6 +4,7 @@
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.db.models.signals import post_save, pre_save
 
 from django_workflow.engine import run_step
@@ -103,9 +104,34 @@ def test_simple_history_records_only_what_was_written():
     assert (latest.state, latest.holder) == ("rejected", "ada")
 
 
-def test_simple_history_diff_leaves_the_step_out_and_the_rows_hold_it():
+def test_simple_history_diff_shows_the_step_a_transition_changed():
+    # Release 3's diff showed no change: the history table's copy of the step was not
+    # editable, and simple-history diffs editable fields only.
     clearance = Clearance.objects.create(holder="ada")
     clearance.reject()
     new, old = clearance.audit.order_by("-history_date", "-history_id")[:2]
-    assert new.diff_against(old).changed_fields == []  # the step is not editable
-    assert (old.state, new.state) == ("draft", "rejected")
+    [change] = new.diff_against(old).changes
+    assert (change.field, change.old, change.new) == ("state", "draft", "rejected")
+    assert Clearance._meta.get_field("state").editable is False  # the model's own stays
+
+
+def test_simple_history_takes_the_user_and_reason_set_on_the_record():
+    clerk = User.objects.create_user("clerk")
+    clearance = Clearance.objects.create(holder="ada")
+    clearance._history_user = clerk
+    clearance._change_reason = "rejected at the desk"
+    clearance.reject()
+    latest = clearance.audit.latest("history_date")
+    assert (latest.state, latest.history_user, latest.history_change_reason) == (
+        "rejected",
+        clerk,
+        "rejected at the desk",
+    )
+
+
+def test_simple_history_skips_a_transition_of_a_record_marked_to_skip():
+    clearance = Clearance.objects.create(holder="ada")
+    clearance.skip_history_when_saving = True
+    clearance.reject()
+    assert [row.state for row in clearance.audit.order_by("history_date")] == ["draft"]
+    assert Clearance.objects.get(pk=clearance.pk).state == "rejected"

@@ -353,14 +353,17 @@ def test_a_policy_naming_neither_a_transition_nor_assign_is_still_an_error(decla
     assert ids(declare(Workflow)) == ["E021"]
 
 
-def test_a_transition_named_like_a_generated_method_is_an_error(declare):
+def test_a_transition_named_like_a_holder_call_takes_the_name(declare):
+    # Release 3 refused it (E066); the call stays reachable as record.workflow.assign.
     class Workflow:
         assignment = True
         start = Step(Transition("assign", to="done"))
         done = Step()
 
-    [error] = check_model(declare(Workflow))
-    assert error.id == "django_workflow.E066" and "record.assign()" in error.msg
+    model = declare(Workflow)
+    assert check_model(model) == []
+    assert model.assign.__doc__ == "Run the 'assign' transition from the current step."
+    assert model.claim.__name__ == "claim"
 
 
 def test_a_claim_that_is_not_true_or_false_is_an_error(declare):

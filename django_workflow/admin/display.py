@@ -71,7 +71,7 @@ def vote_tallies(record: Any) -> list[dict[str, str]]:
 
     workflow = type(record).workflow
     tallies = []
-    for transition in workflow.transitions_in(record.current_step):
+    for transition in workflow.transitions_in(record.workflow.current_step):
         needed = votes.quorum(transition)
         if needed is None:
             continue

@@ -176,7 +176,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
 
     def workflow_panel(self, request: HttpRequest, record: Any) -> dict[str, Any]:
         workflow = type(record).workflow
-        step = record.current_step
+        step = record.workflow.current_step
         declared = workflow.steps.get(step)
         if declared is None:  # left behind by a changed declaration: shown, never moved
             return self._stranded_panel(request, record, step)
@@ -209,7 +209,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
                     "text": describe_deadline(d, record, named=False),
                     "overdue": d.due_at <= timezone.now(),
                 }
-                for d in record.pending_deadlines()
+                for d in record.workflow.pending_deadlines()
             ],
             "history": history,
             "logged": workflow.log is True,
@@ -292,7 +292,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         """A page of the record's log, newest first, each row with its steps' labels, and
         what it did and why in words."""
         page = Paginator(
-            record.history()
+            record.workflow.history()
             .select_related("actor", "reverses__reverses")
             .order_by("-occurred_at", "-id"),
             self.workflow_history_per_page,

@@ -1,5 +1,6 @@
 """Assignment (``Workflow.assignment = True``): claim steps, ``release_after``, the
-``assign`` policy, and the names the generated methods take (E063-E066)."""
+``assign`` policy (E063-E065). E066, a transition named like ``claim``, ``release`` or
+``assign``, is retired: the transition takes the name, ``record.workflow`` keeps the call."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 
 from ..compiled import CompiledWorkflow
 from ..durations import InvalidDuration, parse_duration, shortest
-from ..generation import ASSIGNMENT_METHODS
 from .common import Messages, error, where
 
 ASSIGN = "assign"
@@ -17,7 +17,6 @@ def check_assignment(model: Any, workflow: CompiledWorkflow) -> Messages:
     yield from _check_claim_steps(model, workflow)
     yield from _check_release_after(model, workflow)
     yield from _check_assign_policy(model, workflow)
-    yield from _check_method_names(model, workflow)
 
 
 def _check_claim_steps(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -99,19 +98,3 @@ def _check_assign_policy(model: Any, workflow: CompiledWorkflow) -> Messages:
             "A policy is a callable (actor, record, name) -> bool.",
             "E065",
         )
-
-
-def _check_method_names(model: Any, workflow: CompiledWorkflow) -> Messages:
-    """E066: with ``assignment = True``, no transition takes the name of a generated
-    method (``claim``, ``release``, ``assign``)."""
-    if not workflow.assignment:
-        return
-    for name in workflow.transition_names:
-        if name in ASSIGNMENT_METHODS:
-            yield error(
-                model,
-                f"transition {name!r} takes the name of record.{name}(), which "
-                "assignment = True generates.",
-                f"Rename the transition (e.g. {name}_{model._meta.model_name}).",
-                "E066",
-            )

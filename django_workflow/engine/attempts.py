@@ -165,10 +165,10 @@ def retry_halted(record: Any) -> bool:
     """Give the halted automatic step of ``record`` a fresh budget; ``False`` when its
     step is not automatic (any more) or its attempts are not halted."""
     workflow = type(record).workflow
-    declared = workflow.steps.get(record.current_step)
+    declared = workflow.steps.get(record.workflow.current_step)
     if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
         return False
-    work = names.step_work(record.current_step)
+    work = names.step_work(record.workflow.current_step)
     halted = rows(type(record), database(record)).filter(
         object_id=str(record.pk), work=work, halted=True
     )

@@ -49,7 +49,7 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
             _owe_and_announce(record, event, db)
             return record
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
-        if not write(rows, changes, db):
+        if not write(rows, changes, db, record):
             raise StaleRecord(record, tuple(guard))
         apply(record, changes)
         _end_stay(record, changes, db)
@@ -131,12 +131,18 @@ def _entered_before(record: Any, event: Event, changes: dict[str, Any]) -> Event
     return event
 
 
-def write(rows: Any, changes: dict[str, Any], db: str) -> int:
+#: What save-signal receivers read off an instance besides its fields: django-simple-
+#: history's user, date, change reason and opt-out. Carried from the caller's record.
+INSTANCE_NOTES = ("_history_user", "_history_date", "_change_reason", "skip_history_when_saving")
+
+
+def write(rows: Any, changes: dict[str, Any], db: str, record: Any = None) -> int:
     """``UPDATE`` the row ``rows`` selects with ``changes``, between one ``pre_save`` and
     one ``post_save`` naming every column written (unless ``Workflow.save_signals`` is off).
 
     Both signals carry an instance holding exactly the written row: the stored row
-    with ``changes`` applied, never the caller's instance and its unsaved edits.
+    with ``changes`` applied, never the caller's instance and its unsaved edits, but
+    with the caller's ``INSTANCE_NOTES`` (``record``: the caller's instance).
     """
     model = rows.model
     if not _save_signals(model):
@@ -146,6 +152,9 @@ def write(rows: Any, changes: dict[str, Any], db: str) -> int:
         return 0
     for name, value in changes.items():
         setattr(written, name, value)
+    for note in INSTANCE_NOTES:
+        if record is not None and hasattr(record, note):
+            setattr(written, note, getattr(record, note))
     _pre_save(model, written, changes, db)
     count = rows.update(**changes)
     if count:

@@ -159,4 +159,4 @@ def records_created(records: list[Any], using: str | None = None) -> None:
 
 
 def _initial(record: Any) -> Event:
-    return Event("", record.current_step, "", Trigger.INITIAL)
+    return Event("", record.workflow.current_step, "", Trigger.INITIAL)

@@ -81,8 +81,8 @@ def actions(
         "record": record,
         "key": record_key(record),
         "box_id": "workflow-" + record_key(record).replace(".", "-").replace(":", "-"),
-        "step": record.current_step,
-        "step_label": type(record).workflow.step_label(record.current_step),
+        "step": record.workflow.current_step,
+        "step_label": type(record).workflow.step_label(record.workflow.current_step),
         "note": note,
         "next": next_url,
         "offers": forms,
@@ -96,12 +96,12 @@ def holding(record: Any, user: Any) -> dict[str, Any] | None:
     """Who holds the record, and the Claim or Release the user is offered; ``None`` on a
     model without holders or in a final step (nobody holds a record there)."""
     workflow = type(record).workflow
-    declared = workflow.steps.get(record.current_step)
+    declared = workflow.steps.get(record.workflow.current_step)
     if not workflow.assignment or declared is None or declared.is_terminal:
         return None
     held = holders.holder(record)
     text = "Nobody holds it." if held is None else f"Held by {held}."
-    if workflow.claims(record.current_step):
+    if workflow.claims(record.workflow.current_step):
         text += " Only its holder may call this step's transitions."
     offer = hold_offer(record, user)
     url = hold_url(record, offer.action) if offer else ""
@@ -129,7 +129,7 @@ def history(request: HttpRequest, record: Any, limit: int = HISTORY_ROWS) -> str
         return ""
     workflow = type(record).workflow
     rows = list(
-        record.history()
+        record.workflow.history()
         .select_related("actor", "reverses__reverses")
         .order_by("-occurred_at", "-id")[:limit]
     )
@@ -155,7 +155,7 @@ def deadlines(request: HttpRequest, record: Any) -> str:
     now = timezone.now()
     pending = [
         {"text": describe_deadline(d, record, now), "overdue": d.due_at <= now, "deadline": d}
-        for d in record.pending_deadlines()
+        for d in record.workflow.pending_deadlines()
     ]
     return render_to_string(DEADLINES, {"record": record, "pending": pending}, request=request)
 

@@ -81,7 +81,7 @@ def offers(record: Any, user: Any) -> list[Offer]:
 
 def _offer(record: Any, user: Any, transition: Any) -> Offer:
     workflow = type(record).workflow
-    step = record.current_step
+    step = record.workflow.current_step
     final = tuple(
         workflow.step_label(target)
         for target in transition.targets
@@ -113,7 +113,7 @@ def hold_offer(record: Any, user: Any) -> HoldOffer | None:
     action = hold_offered(record, user)
     if not action:
         return None
-    payload = [record_key(record), record.current_step, action, user.pk, holder_id(record)]
+    payload = [record_key(record), record.workflow.current_step, action, user.pk, holder_id(record)]
     return HoldOffer(action, signing.dumps(payload, salt=HOLD_SALT))
 
 

@@ -96,7 +96,6 @@ EXPECTED = {
     "ClaimWithoutAssignment": "E063",
     "ReleaseAfterUnreadable": "E064",
     "AssignPolicyWithoutAssignment": "E065",
-    "TransitionNamedLikeAnAssignmentMethod": "E066",
     "ReceiveOfAnUnknownTransition": "E073",
     "ReceiveOfAQuorumTransition": "E073",
     "ReceiveOnNoField": "E074",
@@ -109,5 +108,6 @@ VALID = (
     "CascadedItem",
     "JoinedItem",
     "HeldWithAReleaseAfter",
+    "TransitionNamedLikeAnAssignmentMethod",
     "ReceivingWithABuffer",
 )

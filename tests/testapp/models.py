@@ -1287,3 +1287,34 @@ class Meter(WorkflowModel):
         live = Step(
             Transition("record", to="live", accept=["reading"], when=Q(accepting=True)),
         )
+
+
+class Notice(WorkflowModel):
+    """Transitions named like the library's calls on records (``release``, ``retract``,
+    ``history``, ``undo``, ``assign``, ``current_step``): each takes its name on the
+    model, and ``record.workflow`` keeps the library's call. A reminder repeats while a
+    notice is published."""
+
+    title = models.CharField(max_length=100, blank=True)
+    reminders = models.IntegerField(default=0)
+
+    class Workflow:
+        log = True
+        assignment = True
+        undo = Undo()
+        draft = Step(
+            Transition("release", to="published", undoable=True),
+            Transition("retract", to="withdrawn"),
+            Transition("current_step", to="draft"),
+        )
+        published = Step(
+            Transition("history", to="archived"),
+            Transition("undo", to="draft"),
+            Transition("assign", to="draft"),
+            Every("remind", interval="1h", action="remind"),
+        )
+        withdrawn = Step()
+        archived = Step()
+
+    def remind(self):
+        type(self).objects.filter(pk=self.pk).update(reminders=F("reminders") + 1)

@@ -1,0 +1,212 @@
+"""``record.workflow``: every call the library offers on a record, under one name.
+
+On the class, ``Model.workflow`` is the compiled declaration. On a record it is
+a ``RecordWorkflow``: the library's calls for that record (``transition``,
+``retract``, ``history``, ``claim``, ...) and, for any other name, the
+declaration's attribute (``record.workflow.steps``). A transition may take any
+name, ``retract`` or ``history`` included: the model's method of that name is
+then the transition's, and the library's call stays reachable here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, overload
+
+from asgiref.sync import sync_to_async
+from django.db import models
+
+if TYPE_CHECKING:
+    from .compiled import CompiledWorkflow
+    from .service_levels import SlaState
+
+
+class WorkflowAttribute:
+    """``Model.workflow``: the compiled declaration on the class, a ``RecordWorkflow``
+    on a record."""
+
+    def __init__(self, compiled: CompiledWorkflow) -> None:
+        self.compiled = compiled
+
+    @overload
+    def __get__(self, record: None, owner: Any = None) -> CompiledWorkflow: ...
+
+    @overload
+    def __get__(self, record: models.Model, owner: Any = None) -> RecordWorkflow: ...
+
+    def __get__(self, record: Any, owner: Any = None) -> Any:
+        if record is None:
+            return self.compiled
+        return RecordWorkflow(record, self.compiled)
+
+
+class RecordWorkflow:
+    """The library's calls on one record (see the module)."""
+
+    __slots__ = ("declaration", "record")
+
+    def __init__(self, record: Any, declaration: CompiledWorkflow) -> None:
+        self.record = record
+        self.declaration = declaration
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.declaration, name)
+
+    def __repr__(self) -> str:
+        return f"<RecordWorkflow of {self.record._meta.label} pk={self.record.pk!r}>"
+
+    @property
+    def current_step(self) -> str:
+        """The name of the step this record is in."""
+        return getattr(self.record, self.declaration.state_attribute)
+
+    def transition(
+        self,
+        name: str,
+        actor: Any = None,
+        *,
+        authorize: bool = True,
+        comment: str = "",
+        data: Any = None,
+        **accepted: Any,
+    ) -> Any:
+        """Run transition ``name`` from the current step; ``comment`` and ``data`` go to
+        its log row (docs: transitions)."""
+        from . import engine
+
+        return engine.run_transition(
+            self.record,
+            name,
+            actor=actor,
+            authorize=authorize,
+            comment=comment,
+            data=data,
+            **accepted,
+        )
+
+    def available_actions(self, actor: Any = None) -> list[str]:
+        """The transitions ``actor`` may call now, in declaration order."""
+        from . import engine
+
+        transitions = self.declaration.transitions_in(self.current_step)
+        return [t.name for t in transitions if engine.permits(self.record, t, actor, {})]
+
+    def claim(self, actor: Any, *, comment: str = "") -> Any:
+        """Become the record's holder: ``AlreadyClaimed`` when someone holds it; of
+        concurrent claims exactly one wins (docs: who holds the work)."""
+        from .engine import claims
+
+        return claims.claim(self.record, actor, comment)
+
+    def release(self, actor: Any, *, comment: str = "") -> Any:
+        """Let go of the record: its holder, a stand-in, or whom the ``assign`` policy
+        allows."""
+        from .engine import claims
+
+        return claims.release(self.record, actor, comment)
+
+    def assign(
+        self, user: Any, *, actor: Any = None, authorize: bool = True, comment: str = ""
+    ) -> Any:
+        """Make ``user`` the holder (``None``: nobody); needs the ``assign`` policy."""
+        from .engine import claims
+
+        return claims.assign(self.record, user, actor, authorize, comment)
+
+    def votes(self, name: str) -> list[Any]:
+        """The actors who voted for the ``quorum`` transition ``name`` while the record
+        has been in its current step (this stay), oldest vote first."""
+        from .engine import votes
+
+        return votes.voters(self.record, name)
+
+    def retract(self, name: str, actor: Any, *, comment: str = "") -> Any:
+        """Withdraw ``actor``'s vote for the ``quorum`` transition ``name`` (logged)."""
+        from .engine import votes
+
+        return votes.retract(self.record, name, actor, comment)
+
+    def undo(self, actor: Any = None) -> Any:
+        """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
+        from . import undo
+
+        return undo.run_undo(self.record, actor)
+
+    def sla(self, name: str) -> SlaState:
+        """Where the service-level clock ``name`` of ``Workflow.slas`` stands."""
+        from . import service_levels
+
+        return service_levels.state(self.record, name)
+
+    def pending_deadlines(self) -> list[Any]:
+        """The current step's deadlines that will fire as things stand, soonest first."""
+        from . import scheduling
+
+        return scheduling.pending_deadlines(self.record)
+
+    def history(self) -> Any:
+        """Every transition log row of this record, oldest first."""
+        from . import history
+
+        return history.history(self.record)
+
+    def effective_history(self) -> list[Any]:
+        """The log rows whose effect stands: undone rows and undo rows left out."""
+        from . import history
+
+        return history.effective_history(self.record)
+
+    def state_at(self, instant: Any) -> str | None:
+        """The step this record was in at ``instant``, from the log."""
+        from . import history
+
+        return history.state_at(self.record, instant)
+
+    # Async twins: each runs its sync call in the thread Django's ORM uses for sync
+    # code called from async code, so a guarded write stays one sync transaction.
+
+    async def atransition(
+        self,
+        name: str,
+        actor: Any = None,
+        *,
+        authorize: bool = True,
+        comment: str = "",
+        data: Any = None,
+        **accepted: Any,
+    ) -> Any:
+        """``transition`` for async code: the same arguments, result and errors."""
+        return await sync_to_async(self.transition, thread_sensitive=True)(
+            name, actor, authorize=authorize, comment=comment, data=data, **accepted
+        )
+
+    async def aavailable_actions(self, actor: Any = None) -> list[str]:
+        """``available_actions`` for async code."""
+        return await sync_to_async(self.available_actions, thread_sensitive=True)(actor)
+
+    async def apending_deadlines(self) -> list[Any]:
+        """``pending_deadlines`` for async code."""
+        return await sync_to_async(self.pending_deadlines, thread_sensitive=True)()
+
+    async def aundo(self, actor: Any = None) -> Any:
+        """``undo`` for async code: the same result and errors."""
+        return await sync_to_async(self.undo, thread_sensitive=True)(actor)
+
+
+#: The record-level calls a model also offers under its own name, unless a transition
+#: (or the user) takes that name.
+SHORTCUTS = (
+    "transition",
+    "available_actions",
+    "votes",
+    "retract",
+    "undo",
+    "sla",
+    "pending_deadlines",
+    "history",
+    "effective_history",
+    "state_at",
+    "atransition",
+    "aavailable_actions",
+    "apending_deadlines",
+    "aundo",
+)
