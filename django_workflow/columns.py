@@ -12,6 +12,15 @@ STATE_ENTERED_AT = "state_entered_at"
 ON_ENTER = "on_enter"
 
 
+def on_enter_owed_by(column: str, workflow: Any) -> str | None:
+    """The step whose ``on_enter`` the release-2 column ``<step>_on_enter_fired_at`` marked,
+    when that step still declares one; ``None`` for any other column. Release 3 replaced
+    the column by a ``PendingEffect`` row per entry (``OweUnranEffects`` carries it over)."""
+    suffix = f"_{ON_ENTER}_fired_at"
+    step = workflow.steps.get(column.removesuffix(suffix)) if column.endswith(suffix) else None
+    return column.removesuffix(suffix) if step is not None and step.on_enter else None
+
+
 def fired_column(step: str, timeout: str) -> str:
     """When an action timeout fired in the current round."""
     return f"{step}_{timeout}_fired_at"

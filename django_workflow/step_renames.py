@@ -1,4 +1,5 @@
-"""``makemigrations`` asks whether a step was renamed, as Django asks about fields.
+"""``makemigrations`` asks whether a step was renamed, as Django asks about fields, and
+carries over what a column the package generated and later replaced held.
 
 When a step disappears from a workflow's declaration and another appears on the
 same model, the state field's ``choices`` change and Django writes an
@@ -7,6 +8,12 @@ declaration no longer has. The autodetector below asks, for each such pair,
 "Was step 'x' renamed to 'y'? [y/N]" and, on yes, writes ``RenameStep`` before
 the field change. ``manage.py makemigrations`` uses it through the package's
 own ``makemigrations`` command (``management/commands/makemigrations.py``).
+
+Release 2 marked a step's ``on_enter`` as run in ``<step>_on_enter_fired_at``;
+release 3 owes each entry a ``PendingEffect`` row instead. Where a migration
+removes that column from a step that still declares ``on_enter``, the
+autodetector writes ``OweUnranEffects`` before the ``RemoveField``, so the
+effects not yet run (and the attempts they spent) survive the upgrade.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.apps import apps
-from django.db.migrations.autodetector import MigrationAutodetector
+from django.db.migrations.autodetector import MigrationAutodetector, OperationDependency
 from django.db.migrations.questioner import InteractiveMigrationQuestioner
 
-from .operations import RenameStep
+from .columns import on_enter_owed_by
+from .operations import OweUnranEffects, RenameStep
 from .registry import is_workflow_model
 
 
@@ -29,6 +37,26 @@ class WorkflowAutodetector(MigrationAutodetector):
         # Before the AlterField of the state field's choices, in the same migration.
         self.generate_renamed_steps()
         super().generate_altered_fields()
+
+    def generate_removed_fields(self) -> None:
+        # Before the RemoveField of the column, in the same migration.
+        self.generate_owed_effects()
+        super().generate_removed_fields()
+
+    def generate_owed_effects(self) -> None:
+        """``OweUnranEffects`` for each release-2 ``on_enter`` column being removed."""
+        after_effects_table = OperationDependency(
+            "django_workflow", "pendingeffect", None, OperationDependency.Type.CREATE
+        )
+        for app_label, model_name, column in sorted(self.old_field_keys - self.new_field_keys):
+            workflow = _workflow(app_label, model_name)
+            step = on_enter_owed_by(column, workflow) if workflow is not None else None
+            if step is None:
+                continue
+            name = self.to_state.models[app_label, model_name].name
+            state = workflow.state_attribute
+            operation = OweUnranEffects(f"{app_label}.{name}", step, state)
+            self.add_operation(app_label, operation, dependencies=[after_effects_table])
 
     def generate_renamed_steps(self) -> None:
         for app_label, model_name in sorted(self.kept_model_keys):

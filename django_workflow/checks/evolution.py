@@ -4,7 +4,9 @@ Run with a database (``manage.py check --deploy --database default``), these
 errors stop a deploy pipeline where the rows, once the migrations waiting to be
 applied have run, would hold what the new declaration cannot read: records in a
 step it no longer has (E076, the error twin of W010), or the marks of a removed
-action timeout (E077) or every (E078) in a column no migration drops or renames.
+action timeout (E077) or every (E078) in a column no migration drops or renames, or
+release 2's ``<step>_on_enter_fired_at`` dropped with effects no migration carries over
+(E079).
 They read the database only when Django passes databases, so a plain ``check
 --deploy`` never queries.
 """
@@ -20,7 +22,8 @@ from django.db import DatabaseError, connections, router
 from django.db.migrations import operations as schema
 from django.db.migrations.executor import MigrationExecutor
 
-from ..operations import MoveRecords, RenameStep
+from ..columns import on_enter_owed_by
+from ..operations import MoveRecords, OweUnranEffects, RenameStep
 from ..registry import workflow_models
 from .common import error
 from .records import undeclared_steps
@@ -53,6 +56,7 @@ class Waiting:
     dropped: set[tuple[str, str, str]] = field(default_factory=set)  # (app, model, column)
     added: set[tuple[str, str, str]] = field(default_factory=set)
     renamed: set[tuple[str, str, str]] = field(default_factory=set)  # the old names
+    owed: set[tuple[str, str]] = field(default_factory=set)  # (model label, step)
 
     @classmethod
     def read(cls, using: str) -> Waiting:
@@ -69,8 +73,11 @@ class Waiting:
         return waiting
 
     def note(self, app_label: str, operation: Any) -> None:
-        if isinstance(operation, RenameStep | MoveRecords):
+        if isinstance(operation, RenameStep | MoveRecords | OweUnranEffects):
             label = operation.model if "." in operation.model else f"{app_label}.{operation.model}"
+            if isinstance(operation, OweUnranEffects):
+                self.owed.add((label.lower(), operation.step))
+                return
             step = operation.old if isinstance(operation, RenameStep) else operation.from_step
             self.repaired.add((label.lower(), step))
         elif isinstance(operation, schema.RemoveField):
@@ -123,6 +130,10 @@ def _stray_marks(model: Any, using: str, waiting: Waiting) -> list[checks.CheckM
             continue
         if (*key, column) in waiting.renamed:
             continue  # its marks go on under the new name
+        owed_by = on_enter_owed_by(column, model.workflow)
+        if owed_by is not None:
+            messages.extend(_unowed_effects(model, using, column, owed_by, waiting))
+            continue
         every = column.endswith(EVERY_LAST_FIRED)
         suffix = EVERY_LAST_FIRED if every else TIMEOUT_FIRED
         step = _step_of(column, model.workflow.steps)
@@ -138,6 +149,40 @@ def _stray_marks(model: Any, using: str, waiting: Waiting) -> list[checks.CheckM
         describe = _removed_every if every else _removed_timeout
         messages.append(describe(model, using, column, step, marks, renamed_as))
     return messages
+
+
+def _unowed_effects(
+    model: Any, using: str, column: str, step: str, waiting: Waiting
+) -> list[checks.CheckMessage]:
+    """E079: release 2's ``on_enter`` column of ``step``, empty for records still owed the
+    effect, that no waiting ``OweUnranEffects`` carries over to ``PendingEffect`` rows."""
+    label = model._meta.label
+    if (label.lower(), step) in waiting.owed:
+        return []
+    meta, quote = model._meta, connections[using].ops.quote_name
+    state = meta.get_field(model.workflow.state_attribute).column
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*) FROM {quote(meta.db_table)} "
+            f"WHERE {quote(state)} = %s AND {quote(column)} IS NULL",
+            [step],
+        )
+        owed = int(cursor.fetchone()[0])
+    if not owed:
+        return []
+    return [
+        error(
+            model,
+            f"column {column!r} is where release 2 marked {step}.on_enter as run: {owed} "
+            f"records in step {step!r} of database {using!r} have not run it, and no "
+            "migration waiting to be applied carries them over: without it their effects "
+            "never run.",
+            f"Run makemigrations with this release: it writes "
+            f"django_workflow.operations.OweUnranEffects({label!r}, {step!r}) before the "
+            "RemoveField of the column. Then migrate.",
+            "E079",
+        )
+    ]
 
 
 def _removed_timeout(

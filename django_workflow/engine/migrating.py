@@ -58,10 +58,25 @@ def move_records(
             log_model._base_manager.db_manager(db).bulk_create(rows_of_log)
 
 
-def owe(effects_to: tuple[Any, Any], step: str, entries: Any, db: str, batch_size: int) -> None:
-    """``OweUnranEffects``: owe ``step``'s ``on_enter`` to each ``(key, entry instant)``."""
+def owe(
+    effects_to: tuple[Any, Any],
+    step: str,
+    entries: Any,
+    db: str,
+    batch_size: int,
+    spent: dict[str, Any] | None = None,
+) -> None:
+    """``OweUnranEffects``: owe ``step``'s ``on_enter`` to each ``(key, entry instant)``;
+    ``spent`` (key as text -> the release's attempt row of that entry) carries over the
+    attempts already spent, their last error, the retry's instant and a halt."""
     effect_model, content_type = effects_to
     rows = owed_rows(effect_model, content_type, step, entries)
+    for row in rows:
+        attempt = (spent or {}).get(row.object_id)
+        if attempt is not None:
+            row.attempts, row.last_error = attempt.attempts, attempt.last_error
+            row.interruptions = attempt.interruptions
+            row.due_at = None if attempt.halted else (attempt.retry_at or row.entered_at)
     effect_model._base_manager.db_manager(db).bulk_create(rows, batch_size=batch_size)
 
 
