@@ -2,6 +2,7 @@
 # The whole test command: lint, migrations, and the suite on
 # Python 3.11 + Django 5.2 LTS and Python 3.12 + Django 6.1, each on SQLite and PostgreSQL,
 # and the stop-and-crash tests once more on the Redis broker.
+# Then the built wheel in a downstream project, and an upgrade from the last release.
 # Installs what the tests need when missing: PostgreSQL, Redis, Chromium and chromedriver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -126,5 +127,16 @@ if [ $status = 0 ]; then
   echo "==> a writer beside automatic steps on SQLite, nothing else running"
   WORKFLOW_WRITER_WAIT=1 WORKFLOW_TEST_DB=sqlite .venv/bin/pytest -q tests/test_steps_beside_writers.py \
     || status=1
+fi
+# As users stand: the wheel in a project of its own (pytest-django's defaults, Django's
+# runner, a real worker), and an upgrade in place from the last release.
+if [ $status = 0 ]; then
+  echo "==> downstream: the built wheel in a new project"
+  scripts/downstream.sh || status=1
+fi
+if [ $status = 0 ]; then
+  last_release=$(tail -n 1 scripts/upgrade/releases | cut -d' ' -f1)
+  echo "==> upgrade from $last_release"
+  scripts/upgrade.sh "$last_release" || status=1
 fi
 exit $status
