@@ -12,6 +12,8 @@ no-op); this module never configures one.
 - ``task``: the worker's span of a queued task, continuing the carried context (its
   parent) and linked to it.
 - ``unit_of_work``: the worker's span of a work it fires (a deadline, a poll's run).
+- ``action``: a span per record whose action runs (an automatic step, a deadline, an
+  ``on_enter``), current while the action runs: what the action calls is its child.
 - ``failed``: a span per failed attempt, its error recorded.
 
 A low module: it imports nothing of the package.
@@ -19,6 +21,7 @@ A low module: it imports nothing of the package.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable
@@ -83,6 +86,26 @@ def within(span: Any, function: Callable[[], Any]) -> Callable[[], Any]:
             otel_context.detach(token)
 
     return in_span
+
+
+#: What ``action`` returns without a tracer: enters and leaves at no cost.
+_NO_SPAN = contextlib.nullcontext()
+
+
+def action(record: Any, work: Any, trigger: str, attempt: int) -> Any:
+    """The span of ``record``'s action of ``work`` (a context manager), current while it
+    runs; an error the action raises is recorded on it."""
+    if _tracer is None:
+        return _NO_SPAN
+    attributes = {
+        "workflow.model": type(record)._meta.label,
+        "workflow.pk": str(record.pk),
+        "workflow.step": work.step,
+        "workflow.work": work.name,
+        "workflow.trigger": str(trigger),
+        "workflow.attempt": attempt,
+    }
+    return _tracer.start_as_current_span(f"workflow.action {work.name}", attributes=attributes)
 
 
 def failed(record: Any, work: Any, attempt: int, error: BaseException) -> None:

@@ -22,7 +22,7 @@ from django_workflow import traces
 from django_workflow.queueing import run_automatic_steps
 from django_workflow.schedulers.polling import poll
 from tests.processes import wait_for, worker
-from tests.testapp.models import Batch, Order
+from tests.testapp.models import Batch, Order, Proposal
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPORTER = InMemorySpanExporter()
@@ -103,6 +103,53 @@ def test_the_worker_task_continues_the_trace_of_the_transition_that_queued_it(sp
         "shipped",
     ]
     assert {s.context.trace_id for s in moves} == {place.context.trace_id}
+
+
+@pytest.mark.django_db
+def test_an_automatic_steps_action_runs_in_a_span_naming_its_record(
+    spans, committed, monkeypatch
+):
+    """What the action calls (an HTTP client's span) is a child of the record's span."""
+    seen = []
+    charge = Order.do_charge
+
+    def do_charge(order):
+        with trace.get_tracer("a client").start_as_current_span("POST /charges") as call:
+            seen.append(call)
+        return charge(order)
+
+    monkeypatch.setattr(Order, "do_charge", do_charge)
+    order = Order.objects.create()
+    with committed():
+        order.place()
+    action = one(spans("workflow.action step:charge"))
+    assert dict(action.attributes) == {
+        "workflow.model": "testapp.Order",
+        "workflow.pk": str(order.pk),
+        "workflow.step": "charge",
+        "workflow.work": "step:charge",
+        "workflow.trigger": "automatic",
+        "workflow.attempt": 1,
+    }
+    assert seen[0].parent.span_id == action.context.span_id
+    task = spans("workflow.task run_automatic_steps")[0]
+    assert action.parent.span_id == task.context.span_id
+
+
+@pytest.mark.django_db
+def test_a_deadlines_action_runs_in_a_span_naming_its_record_and_attempt(spans, committed):
+    proposal = Proposal.objects.create()
+    Proposal.objects.filter(pk=proposal.pk).update(
+        state_entered_at=timezone.now() - timedelta(days=3)
+    )
+    with committed():
+        poll("testapp.Proposal", [work.name for work in Proposal.workflow.works])
+    action = one(spans("workflow.action timeout:review.reminder"))
+    assert action.attributes["workflow.pk"] == str(proposal.pk)
+    assert action.attributes["workflow.trigger"] == "timeout"
+    assert action.attributes["workflow.attempt"] == 1
+    run = one(spans("workflow.work timeout:review.reminder"))
+    assert action.parent.span_id == run.context.span_id
 
 
 @pytest.mark.django_db
@@ -197,13 +244,20 @@ def test_a_manual_transition_and_the_worker_automatic_step_form_one_linked_trace
     trace_id = f"0x{place.context.trace_id:032x}"
     place_id = f"0x{place.context.span_id:016x}"
     theirs = written_spans(exported)
-    task = next(s for s in theirs if s["attributes"].get("workflow.step") == "charge")
-    assert task["name"] == "workflow.task run_automatic_steps"
+    task = next(
+        s
+        for s in theirs
+        if s["attributes"].get("workflow.step") == "charge"
+        and s["name"] == "workflow.task run_automatic_steps"
+    )
     assert (task["context"]["trace_id"], task["parent_id"]) == (trace_id, place_id)
     assert [link["context"]["span_id"] for link in task["links"]] == [place_id]
     by_id = {s["context"]["span_id"]: s for s in theirs}
     charge = next(s for s in theirs if s["name"] == "workflow.transition do_charge")
     assert by_id[charge["parent_id"]] is task
+    action = next(s for s in theirs if s["name"] == "workflow.action step:charge")
+    assert by_id[action["parent_id"]] is task
+    assert action["attributes"]["workflow.pk"] == str(order.pk)
     assert charge["attributes"]["workflow.trigger"] == "automatic"
     assert charge["attributes"]["workflow.attempt"] == 1
     moves = [s for s in theirs if s["name"].startswith("workflow.transition")]

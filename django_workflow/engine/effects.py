@@ -38,7 +38,8 @@ from .owed_effects import BATCH_SIZE
 from .running import ACTION_FAILURES, announce_failure
 from .time_limits import time_limited
 
-logger = logging.getLogger(__name__)
+#: Named as in release 2, where projects configure it (docs/worker.md).
+logger = logging.getLogger("django_workflow.effects")
 
 
 def run_for_record(model: Any, pk: Any, step: str, now: datetime | None = None) -> int:
@@ -159,7 +160,8 @@ def _run(model: Any, effect: int, db: str) -> bool:
                 return False
             work = _work(model, row)
             before = field_values(record)
-            with time_limited(work.time_limit):
+            span = traces.action(record, work, Trigger.TIMEOUT, row.attempts + 1)
+            with time_limited(work.time_limit), span:
                 getattr(record, work.action)()
             if field_values(record, before) != before:
                 record.save()

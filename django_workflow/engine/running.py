@@ -164,8 +164,10 @@ def fire(model: Any, pk: Any, work: Work, now: datetime, db: str, attempt_row: A
             if due is None or due > now:
                 return False
             before = field_values(record)
+            attempt = attempt_row.attempts + 1 if attempt_row is not None else 1
             with collecting(record):
-                getattr(record, work.action)()
+                with traces.action(record, work, Trigger.TIMEOUT, attempt):
+                    getattr(record, work.action)()
                 columns = _save_fired(record, work, now, before)
             if attempt_row is not None:
                 attempts.forget(model, pk, work, db)

@@ -28,7 +28,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import meters, probes, retrying, stopping
+from .. import meters, probes, retrying, stopping, traces
 from ..columns import STATE_ENTERED_AT
 from ..compiled import CompiledWorkflow
 from ..conf import workflow_settings
@@ -167,7 +167,8 @@ def _run_action(
                 statements.delete_attempt(model, str(pk), work.name, db)
                 return None
             with collecting(record):
-                with time_limited(work.time_limit):
+                span = traces.action(record, work, Trigger.AUTOMATIC, attempt)
+                with time_limited(work.time_limit), span:
                     getattr(record, work.action)()
                 target = choose_route(workflow.steps[step].routes, record, db)
                 if target is None:
