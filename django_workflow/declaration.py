@@ -100,6 +100,11 @@ class Transition:
         object.__setattr__(self, "quorum", quorum)
         object.__setattr__(self, "cascade", cascade)
 
+    def __hash__(self) -> int:
+        # By name and target: its other fields may hold dicts (custom, cascade), and
+        # projects keep transitions in sets and dict keys. Equal transitions hash alike.
+        return hash((Transition, self.name, self.to))
+
     @property
     def title(self) -> Any:
         """What people read: ``label``, else the humanised name."""

@@ -119,3 +119,14 @@ def test_model_workflow_exposes_the_compiled_declaration():
     assert workflow.transition("interview", "approve").to == "offer"
     assert workflow.transition("screening", "approve") is None
     assert workflow.policy_for("fast_track", "approve") is workflow.policies["approve"]
+
+
+def test_transitions_are_hashable_as_django_fsm_users_keep_them():
+    # Release 3 raised "unhashable type: 'dict'" (its custom data is a dict).
+    publish = Transition("publish", to="published", custom={"icon": "send"})
+    same = Transition("publish", to="published", custom={"icon": "send"})
+    other = Transition("publish", to="archived")
+    assert {publish, same, other} == {publish, other}
+    assert {publish: "kept"}[same] == "kept"
+    voids = [Transition("void", to="x", cascade={"lines": "void"}) for _ in range(2)]
+    assert len(set(voids)) == 1
