@@ -458,6 +458,7 @@ def test_a_worker_s_counts_show_in_the_web_scrape_only_through_the_multiprocess_
     result = run_once()
     assert result.returncode == 0, result.stderr
     assert "done: 2 fired" in result.stdout  # the reminder and the nag
+    assert "testapp.Proposal:timeout:review.reminder: 1 fired" in result.stdout
 
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
     alone = samples(rf)  # this process's own counts: it fired nothing

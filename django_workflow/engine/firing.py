@@ -32,7 +32,8 @@ from .rescheduling import reschedule
 from .running import fire
 from .steps import run_step
 
-logger = logging.getLogger(__name__)
+#: Named as in release 2, where projects configure it (docs/worker.md).
+logger = logging.getLogger("django_workflow.firing")
 
 BATCH_SIZE = 500
 #: How many records a "fired for" log line names; it counts the rest.

@@ -24,7 +24,8 @@ from ..queueing import enqueue_step
 from ..retrying import RECOVERING, lease, running
 from ..work import StepWork
 
-logger = logging.getLogger(__name__)
+#: Named as in release 2, where projects configure it (docs/worker.md).
+logger = logging.getLogger("django_workflow.recovery")
 
 
 def renew(node: str, now: datetime | None = None) -> int:

@@ -59,6 +59,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"{label}: deadlines changed; {count} due instant(s) moved")
         if options["once"]:
             fired = run_due_work()  # each firing is logged with the records it fired for
+            for work, count in fired.items():  # what cron mails its users
+                self.stdout.write(f"{work}: {count} fired")
             self.stdout.write(f"done: {sum(fired.values())} fired")
             return
         queues = options["queues"] or sorted({work.queue for work in works})
