@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import router
 from django.db.models import CharField, Exists, OuterRef, Q
 from django.db.models.functions import Cast
 
@@ -53,3 +54,36 @@ def not_voted(model: Any, transition: Any, actor: Any) -> Q:
         actor_key=actor_key(actor),
     )
     return ~Q(Exists(votes))
+
+
+def votes_cast(record: Any, transition: Any) -> int:
+    """How many actors voted for ``transition`` in ``record``'s current stay."""
+    from django.contrib.contenttypes.models import ContentType
+
+    from .models import WorkflowVote
+
+    db = record._state.db or router.db_for_write(type(record), instance=record)
+    concrete = type(record)._meta.concrete_model
+    content_type = ContentType.objects.db_manager(db).get_for_model(concrete)
+    votes = WorkflowVote.objects.using(db).filter(
+        content_type=content_type,
+        object_id=str(record.pk),
+        transition=transition.name,
+        entered_at=getattr(record, STATE_ENTERED_AT),
+    )
+    return votes.count()
+
+
+def moves_with_one_more(record: Any, transition: Any) -> bool:
+    """Whether one more call of ``transition`` moves ``record``: always for a transition
+    that is no vote; for a vote, when it completes the quorum (what a confirmation of a
+    move into a final step waits for)."""
+    needed = quorum(transition)
+    return needed is None or votes_cast(record, transition) + 1 >= needed
+
+
+def recorded_vote(record: Any, transition: Any, label: Any) -> str:
+    """``Your vote for “Approve” is recorded (1 of 2).``: what a vote that did not complete
+    the quorum tells the voter."""
+    cast, needed = votes_cast(record, transition), quorum(transition)
+    return f"Your vote for “{label}” is recorded ({cast} of {needed})."

@@ -1,12 +1,16 @@
 """The exceptions a workflow call can raise. Each leaves the row unchanged.
 
-Messages are for people: they name the record, steps and transitions by their
-labels. Code reads the internal names from the attributes (``.step``,
-``.transition``, ``.fields``…).
+An error's message (``str(error)``) is for developers: it names the record by
+model label and key, steps and transitions by the names in the code, with a
+label after a name where the label says more (``step 'held' (“On hold”)``).
+``staff_text(error)`` says the same with labels only, for the admin, the
+template tags and REST's ``detail``. Code reads the names from the attributes
+(``.step``, ``.transition``, ``.fields``…).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
@@ -16,6 +20,19 @@ from django.utils.text import capfirst
 class WorkflowError(Exception):
     """Base class of every error raised by a workflow call."""
 
+    #: The message with labels only, for staff (``staff_text``); ``None``: the message.
+    staff_message: str | None = None
+
+    def _say(self, sentence: Callable[[Naming], str]) -> None:
+        """Set the message (for developers) and the staff message from one sentence."""
+        self.staff_message = sentence(LABELS)
+        super().__init__(sentence(IDENTIFIERS))
+
+
+def staff_text(error: BaseException) -> str:
+    """What staff read of ``error``: its message with labels, not the code's names."""
+    return getattr(error, "staff_message", None) or str(error)
+
 
 class TransitionNotAllowed(WorkflowError):
     """The current step offers no transition of that name."""
@@ -23,10 +40,14 @@ class TransitionNotAllowed(WorkflowError):
     def __init__(self, record, name: str, step: str, message: str = "") -> None:
         self.record, self.name, self.step = record, name, step
         self.transition = name
-        super().__init__(
-            message
-            or f"{_record(record)}: {_step(record, step)} offers no "
-            f"“{_transition(record, name, step)}”."
+        if message:
+            super().__init__(message)
+            return
+        self._say(
+            lambda n: (
+                f"{n.record(record)}: {n.step(record, step)} offers no "
+                f"{n.transition(record, name, step)}."
+            )
         )
 
 
@@ -39,9 +60,13 @@ class ConditionUnmet(TransitionNotAllowed):
 
     def __init__(self, record, name: str, step: str, reason: str) -> None:
         self.reason = reason
-        label = _transition(record, name, step)
-        message = f"{_record(record)}: “{label}” is not possible now. {reason}"
-        super().__init__(record, name, step, message)
+        self.record, self.name, self.step, self.transition = record, name, step, name
+        self._say(
+            lambda n: (
+                f"{n.record(record)}: {n.transition(record, name, step)} is not "
+                f"possible now. {reason}"
+            )
+        )
 
 
 class AlreadyVoted(TransitionNotAllowed):
@@ -50,12 +75,14 @@ class AlreadyVoted(TransitionNotAllowed):
 
     def __init__(self, record, name: str, step: str, actor) -> None:
         self.actor = actor
-        label = _transition(record, name, step)
-        message = (
-            f"{_record(record)}: {actor} already voted for “{label}” while it is in "
-            f"{_step(record, step)}; a vote counts once."
+        self.record, self.name, self.step, self.transition = record, name, step, name
+        self._say(
+            lambda n: (
+                f"{n.record(record)}: {actor} already voted for "
+                f"{n.transition(record, name, step)} while it is in {n.step(record, step)}; "
+                "a vote counts once."
+            )
         )
-        super().__init__(record, name, step, message)
 
 
 class AlreadyClaimed(TransitionNotAllowed):
@@ -65,8 +92,8 @@ class AlreadyClaimed(TransitionNotAllowed):
     def __init__(self, record, step: str, actor, holder) -> None:
         self.actor, self.holder = actor, holder
         who = "You hold it already" if _same_user(actor, holder) else f"{holder} holds it"
-        message = f"{_record(record)} cannot be claimed by {actor}: {who}."
-        super().__init__(record, "claim", step, message)
+        self.record, self.name, self.step, self.transition = record, "claim", step, "claim"
+        self._say(lambda n: f"{n.record(record)} cannot be claimed by {actor}: {who}.")
 
 
 class UnsavedRecord(ValueError, WorkflowError):
@@ -74,10 +101,12 @@ class UnsavedRecord(ValueError, WorkflowError):
 
     def __init__(self, record, name: str) -> None:
         self.record, self.name, self.transition = record, name, name
-        super().__init__(
-            f"This {record._meta.verbose_name} is not saved: “{_transition(record, name)}” "
-            "moves a stored record. Save it first (objects.create() or save()), then call "
-            "the transition."
+        self._say(
+            lambda n: (
+                f"This {n.model(record)} is not saved: {n.transition(record, name)} "
+                "moves a stored record. Save it first (objects.create() or save()), then call "
+                "the transition."
+            )
         )
 
 
@@ -94,10 +123,12 @@ class StaleRecord(WorkflowError):
 
     def __init__(self, record, fields: tuple[str, ...]) -> None:
         self.record, self.fields = record, fields
-        read = ", ".join(_field(record, name) for name in fields)
-        super().__init__(
-            f"{_record(record)} changed in the database since it was loaded ({read}); "
-            "reload it with refresh_from_db() and try again."
+        self._say(
+            lambda n: (
+                f"{n.record(record)} changed in the database since it was loaded "
+                f"({', '.join(n.field(record, name) for name in fields)}); reload it with "
+                "refresh_from_db() and try again."
+            )
         )
 
 
@@ -107,9 +138,11 @@ class NoRouteMatched(WorkflowError):
     def __init__(self, record, name: str, step: str) -> None:
         self.record, self.name, self.step = record, name, step
         self.transition = name
-        super().__init__(
-            f"{_record(record)}: no route of “{_transition(record, name, step)}” in "
-            f"{_step(record, step)} holds for the record."
+        self._say(
+            lambda n: (
+                f"{n.record(record)}: no route of {n.transition(record, name, step)} in "
+                f"{n.step(record, step)} holds for the record."
+            )
         )
 
 
@@ -119,14 +152,18 @@ class WorkflowPermissionDenied(PermissionDenied, WorkflowError):
 
     def __init__(self, record, name: str, actor, *, claimed: bool = False, holder=None) -> None:
         self.record, self.name, self.actor = record, name, actor
-        self.transition, self.holder = name, holder
+        self.transition, self.holder, self.claimed = name, holder, claimed
         who = "A call without an actor" if actor is None else str(actor)
-        message = f"{who} may not call “{_transition(record, name)}” on {_record(record)}"
+        tail = ""
         if claimed and holder is None:
-            message += ": nobody holds it; claim it first"
+            tail = ": nobody holds it; claim it first"
         elif claimed:
-            message += f": {holder} holds it"
-        super().__init__(message + ".")
+            tail = f": {holder} holds it"
+        self._say(
+            lambda n: (
+                f"{who} may not call {n.transition(record, name)} on {n.record(record)}{tail}."
+            )
+        )
 
 
 class UndoNotPermitted(WorkflowError):
@@ -160,7 +197,7 @@ class DirectStepChange(ValueError, WorkflowError):
     def __init__(self, record, loaded: str, assigned: str) -> None:
         self.record, self.loaded, self.assigned = record, loaded, assigned
         super().__init__(
-            f"{type(record).__name__} {record.pk}: the step was set to {assigned!r} directly "
+            f"{record._meta.label} {record.pk}: the step was set to {assigned!r} directly "
             f"(it was loaded in {loaded!r}); save() does not write the step. Call a "
             "transition instead, or a migration operation (RenameStep, MoveRecords) to repair rows."
         )
@@ -177,26 +214,49 @@ class TimeLimitExceeded(BaseException):
 # How messages name things -----------------------------------------------------------
 
 
-def _record(record: Any) -> str:
-    """``Expense claim 7``: the model's verbose name and the key."""
-    return f"{capfirst(record._meta.verbose_name)} {record.pk}"
+class Naming:
+    """How a message names a record, a step, a transition and a field: by the code's
+    names (``IDENTIFIERS``, for developers) or by labels (``LABELS``, for staff)."""
+
+    def __init__(self, for_staff: bool) -> None:
+        self.for_staff = for_staff
+
+    def model(self, record: Any) -> str:
+        return str(record._meta.verbose_name) if self.for_staff else record._meta.label
+
+    def record(self, record: Any) -> str:
+        """``Expense claim 7`` for staff, ``testapp.Expense 7`` for developers."""
+        if self.for_staff:
+            return f"{capfirst(record._meta.verbose_name)} {record.pk}"
+        return f"{record._meta.label} {record.pk}"
+
+    def step(self, record: Any, step: str) -> str:
+        label = str(type(record).workflow.step_label(step))
+        return label if self.for_staff else _named("step", step, label)
+
+    def transition(self, record: Any, name: str, step: str | None = None) -> str:
+        label = str(type(record).workflow.transition_label(name, step))
+        return f"“{label}”" if self.for_staff else _named("transition", name, label)
+
+    def field(self, record: Any, attname: str) -> str:
+        """A column by its field's verbose name for staff (``owner`` for ``owner_id``)."""
+        if not self.for_staff:
+            return attname
+        try:
+            field = record._meta.get_field(attname)
+        except FieldDoesNotExist:
+            field = next((f for f in record._meta.concrete_fields if f.attname == attname), None)
+        return str(field.verbose_name) if field is not None else attname
 
 
-def _step(record: Any, step: str) -> str:
-    return str(type(record).workflow.step_label(step))
+IDENTIFIERS = Naming(for_staff=False)
+LABELS = Naming(for_staff=True)
 
 
-def _transition(record: Any, name: str, step: str | None = None) -> str:
-    return str(type(record).workflow.transition_label(name, step))
-
-
-def _field(record: Any, attname: str) -> str:
-    """A column by its field's verbose name (``owner`` for ``owner_id``)."""
-    try:
-        field = record._meta.get_field(attname)
-    except FieldDoesNotExist:
-        field = next((f for f in record._meta.concrete_fields if f.attname == attname), None)
-    return str(field.verbose_name) if field is not None else attname
+def _named(kind: str, name: str, label: str) -> str:
+    """``step 'held' (“On hold”)``: the label only where it is more than the name."""
+    said = f"{kind} {name!r}"
+    return said if label == capfirst(name.replace("_", " ")) else f"{said} (“{label}”)"
 
 
 def _same_user(actor: Any, holder: Any) -> bool:

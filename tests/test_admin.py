@@ -34,6 +34,13 @@ def test_the_log_lists_rows_and_filters_by_trigger(admin_client):
     assert b"small" in page.content and page.context["cl"].result_count == 1
 
 
+def test_a_model_filter_value_that_is_no_content_type_answers_as_django_does(admin_client):
+    # Release 3 answered 500 (ValueError: Field 'id' expected a number).
+    Routed.objects.create()
+    page = admin_client.get("/admin/django_workflow/transitionlog/", {"model": "support.ticket"})
+    assert page.status_code == 302 and page["Location"].endswith("?e=1")
+
+
 def test_the_log_is_newest_first_filters_workflow_models_and_links_the_record(admin_client):
     decision = Decision.objects.create()
     decision.hold(actor="someone")
@@ -622,7 +629,11 @@ def test_the_panel_counts_the_approvals_of_a_quorum_transition(client):
     url = f"/admin/approvals/document/{document.pk}/"
     client.force_login(first)
     assert "“Approve”: 0 of 2 approvals" in client.get(f"{url}change/").content.decode()
-    client.post(f"{url}workflow/approve/", {"step": "in_review"})
+    # The first vote does not move the record: no warning of a final step, and it says so.
+    assert "final step" not in client.get(f"{url}workflow/approve/").content.decode()
+    voted = client.post(f"{url}workflow/approve/", {"step": "in_review"}, follow=True)
+    said = [str(m) for m in voted.context["messages"]]
+    assert said == ["Your vote for “Approve” is recorded (1 of 2)."]
     page = client.get(f"{url}change/")
     assert "“Approve”: 1 of 2 approvals: ana" in page.content.decode()
     assert [a["name"] for a in page.context["workflow"]["actions"]] == ["request_changes"]

@@ -423,3 +423,19 @@ def test_the_demo_s_agent_is_not_staff_and_works_the_queue():
     page = client.get(f"/agent/tickets/{ticket.pk}/").content.decode()
     assert 'data-transition="resolve"' in page and 'data-transition="escalate"' not in page
     assert User.objects.get(username="agent").is_staff is False
+
+
+def test_a_vote_short_of_its_quorum_asks_no_confirmation_and_says_it_counted():
+    from example_project.approvals.models import Document
+
+    alice = person("alice", "approvals.change_document")
+    bob = person("bob", "approvals.change_document")
+    document = Document.objects.create(title="Budget").submit()
+    form = offered_forms(alice, document)["approve"]
+    response = post(logged_in(alice), form, headers=HTMX)
+    assert note(response) == "Your vote for “Approve” is recorded (1 of 2)."
+    assert Document.objects.get(pk=document.pk).state == "in_review"
+    # The vote that completes it moves the record into a final step: confirmed first.
+    response = post(logged_in(bob), offered_forms(bob, document)["approve"], headers=HTMX)
+    assert "a final step" in response.content.decode()
+    assert Document.objects.get(pk=document.pk).state == "in_review"

@@ -47,7 +47,10 @@ def test_the_generic_call_is_the_same_as_the_method(interviewing, recruiter):
 def test_a_transition_the_step_does_not_offer_is_not_allowed(interviewing, recruiter):
     with pytest.raises(TransitionNotAllowed) as caught:
         interviewing.transition("retry_payment", actor=recruiter)
-    assert str(caught.value) == f"Candidate {interviewing.pk}: Interview offers no “Retry payment”."
+    assert str(caught.value) == (
+        f"testapp.Candidate {interviewing.pk}: step 'interview' offers no transition "
+        "'retry_payment'."
+    )
     assert (caught.value.step, caught.value.transition) == ("interview", "retry_payment")
     assert row(interviewing).state == "interview"
 

@@ -13,6 +13,7 @@ from django_workflow import (
     WorkflowPermissionDenied,
 )
 from django_workflow.checks import check_model
+from django_workflow.errors import staff_text
 from django_workflow.models import TransitionLog, WorkflowVote
 from example_project.approvals.models import Document
 
@@ -68,7 +69,8 @@ def test_the_same_actor_voting_again_is_refused_and_counts_once(in_review, peopl
     with pytest.raises(AlreadyVoted) as refused:
         fresh(in_review).approve(actor=alice)
     assert isinstance(refused.value, TransitionNotAllowed)
-    assert "alice already voted for “Approve”" in str(refused.value)
+    assert "alice already voted for transition 'approve'" in str(refused.value)
+    assert "alice already voted for “Approve”" in staff_text(refused.value)
     assert fresh(in_review).state == "in_review"
     assert fresh(in_review).votes("approve") == [alice]
     assert len(rows(in_review, "vote")) == 1

@@ -170,6 +170,8 @@ def failed(outcome: Any) -> bool:
 
 
 def reason_of(error: Exception) -> str:
+    if isinstance(error, WorkflowPermissionDenied) and error.claimed:
+        return f"{error.holder} holds it" if error.holder else "nobody holds it: claim it first"
     if isinstance(error, WorkflowPermissionDenied):
         return "not permitted"
     if isinstance(error, StaleRecord):

@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from .. import holders
 from ..columns import ASSIGNEE_ID
-from ..errors import WorkflowError
+from ..errors import WorkflowError, staff_text
 from ..holders import RELEASE
 from ..inbox import CLAIM, claims_first
 from ..models import Absence
@@ -75,7 +75,7 @@ def panel_holding(
         return None
     held = holders.holder(record)
     text = "Nobody holds it." if held is None else f"Held by {held}."
-    if workflow.claims(record.current_step):
+    if workflow.claims(record.workflow.current_step):
         text += " Only its holder may call this step's transitions."
     button = hold_button(record, request.user) if may_change else ""
     return {
@@ -111,9 +111,9 @@ def hold_view(
     if not model_admin.has_change_permission(request, record):
         raise PermissionDenied
     try:
-        getattr(record, action)(request.user)
+        getattr(record.workflow, action)(request.user)
     except (WorkflowError, PermissionDenied) as refusal:
-        messages.error(request, str(refusal))
+        messages.error(request, staff_text(refusal))
     else:
         done = "You hold" if action == CLAIM else "You let go of"
         messages.success(request, f"{done} {record}.")

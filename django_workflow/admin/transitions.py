@@ -24,8 +24,15 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
+from ..ballots import moves_with_one_more, recorded_vote
 from ..conditions import unmet_reason
-from ..errors import StaleRecord, UndoNotPermitted, WorkflowError, WorkflowPermissionDenied
+from ..errors import (
+    StaleRecord,
+    UndoNotPermitted,
+    WorkflowError,
+    WorkflowPermissionDenied,
+    staff_text,
+)
 from ..halted_steps import retry_now
 from ..history import last_step_change
 from ..offers import offered
@@ -110,7 +117,7 @@ class WorkflowTransitionViews:
         ).items():
             setattr(seen, field, value)
         workflow = type(record).workflow
-        policy = workflow.policy_for(record.current_step, transition.name)
+        policy = workflow.policy_for(record.workflow.current_step, transition.name)
         return allowed(policy, request.user, seen, transition.name) and not available(
             seen, transition
         )
@@ -124,14 +131,14 @@ class WorkflowTransitionViews:
         POST: run the transition for the logged-in user."""
         record = self._workflow_record(request, object_id)
         workflow = type(record).workflow
-        if request.method == "POST" and request.POST.get("step", record.current_step) != (
-            record.current_step
+        if request.method == "POST" and request.POST.get("step", record.workflow.current_step) != (
+            record.workflow.current_step
         ):
             return self._stale(request, record)
-        declared = workflow.transition(record.current_step, name)
+        declared = workflow.transition(record.workflow.current_step, name)
         if declared is not None and name not in self.get_workflow_transitions(request, record):
             if self._condition_unmet(request, record, declared):
-                label = workflow.transition_label(name, record.current_step)
+                label = workflow.transition_label(name, record.workflow.current_step)
                 reason = unmet_reason(declared, type(record))
                 messages.error(request, f"“{label}” is not possible now. {reason}")
                 return redirect(self._change_url(record) + kept(request))
@@ -139,7 +146,7 @@ class WorkflowTransitionViews:
         if request.method == "GET" and not self._asks(request, record, declared):
             # a stale link, a reload, a second tab: back to the record
             if declared is None:
-                step = workflow.step_label(record.current_step)
+                step = workflow.step_label(record.workflow.current_step)
                 messages.error(request, f"{step} offers no “{workflow.transition_label(name)}”.")
             return redirect(self._change_url(record) + kept(request))
         values = self.get_workflow_transition_values(request, record, declared) if declared else {}
@@ -165,8 +172,13 @@ class WorkflowTransitionViews:
         comment = posted_comment(request)
         if comment is None:
             return self._workflow_form(request, record, declared, None, CommentForm(request.POST))
-        call = partial(record.transition, name, actor=request.user, comment=comment, **accepted)
-        label = workflow.transition_label(name, record.current_step)
+        call = partial(
+            record.workflow.transition, name, actor=request.user, comment=comment, **accepted
+        )
+        label = workflow.transition_label(name, record.workflow.current_step)
+        if not moves_with_one_more(record, declared):  # a vote short of its quorum
+            said = partial(recorded_vote, record, declared, label)
+            return self._workflow_call(request, record, call, said)
         return self._workflow_call(request, record, call, f"{label}: now in")
 
     def workflow_undo_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -187,7 +199,7 @@ class WorkflowTransitionViews:
                 return redirect(self._change_url(record) + kept(request))
             return self._undo_form(request, record, row)
         redo = row is not None and row.undone_by_redo
-        call = partial(record.undo, actor=request.user)
+        call = partial(record.workflow.undo, actor=request.user)
         return self._workflow_call(
             request, record, call, f"{'Redone' if redo else 'Undone'}: now in"
         )
@@ -197,7 +209,7 @@ class WorkflowTransitionViews:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         record = self._workflow_record(request, object_id)
-        step = type(record).workflow.step_label(record.current_step)
+        step = type(record).workflow.step_label(record.workflow.current_step)
         if retry_now(record):
             messages.success(request, f"{step}: queued again.")
         else:  # pressed twice, or the step ran or was left since the page was shown
@@ -234,15 +246,16 @@ class WorkflowTransitionViews:
 
     def _stale(self, request: HttpRequest, record: Any) -> HttpResponse:
         """A button pressed on a page older than the record: nothing is done."""
-        step = type(record).workflow.step_label(record.current_step)
+        step = type(record).workflow.step_label(record.workflow.current_step)
         messages.warning(
             request,
             f"Nothing done: {record} changed since the page was shown; it is in {step} now.",
         )
         return redirect(self._change_url(record) + kept(request))
 
-    def _workflow_call(self, request: HttpRequest, record: Any, call: Any, done: str) -> Any:
-        """Run a workflow call for the logged-in user; its errors become admin messages."""
+    def _workflow_call(self, request: HttpRequest, record: Any, call: Any, done: Any) -> Any:
+        """Run a workflow call for the logged-in user; its errors become admin messages.
+        ``done``: what success says before the step now, or a function saying all of it."""
         try:
             call()
         except WorkflowPermissionDenied as error:
@@ -252,10 +265,10 @@ class WorkflowTransitionViews:
         except StaleRecord:  # another writer between loading and writing: as a stale page
             return self._moved_meanwhile(request, record)
         except WorkflowError as error:
-            messages.error(request, str(error))
+            messages.error(request, staff_text(error))
         else:
-            step = type(record).workflow.step_label(record.current_step)
-            messages.success(request, f"{done} {step}.")
+            step = type(record).workflow.step_label(record.workflow.current_step)
+            messages.success(request, done() if callable(done) else f"{done} {step}.")
         return redirect(self._change_url(record) + kept(request))
 
     def _moved_meanwhile(self, request: HttpRequest, record: Any) -> HttpResponse:
@@ -289,8 +302,10 @@ class WorkflowTransitionViews:
         self, request: HttpRequest, record: Any, transition: Any, form: Any, comment_form: Any
     ) -> HttpResponse:
         workflow = type(record).workflow
-        label = workflow.transition_label(transition.name, record.current_step)
+        label = workflow.transition_label(transition.name, record.workflow.current_step)
         final = [workflow.step_label(t) for t in transition.targets if is_terminal(workflow, t)]
+        if not moves_with_one_more(record, transition):  # a vote that leaves it where it is
+            final = []
         context = {
             **self._confirming(request, record, label),
             "form": form,
@@ -299,7 +314,7 @@ class WorkflowTransitionViews:
             "moving": f"“{label}”",
             "final_steps": final,
             "undoable": transition.undoable,
-            "hidden": {"step": record.current_step},
+            "hidden": {"step": record.workflow.current_step},
         }
         return TemplateResponse(request, "admin/django_workflow/transition_form.html", context)
 

@@ -24,6 +24,7 @@ from ..errors import (
     StaleRecord,
     TransitionNotAllowed,
     WorkflowPermissionDenied,
+    staff_text,
 )
 from .answers import STATE_ERRORS, TRANSITION_ERRORS, WorkflowStateSerializer
 from .bodies import WorkflowCallSerializer, transition_serializer
@@ -57,7 +58,7 @@ def _votes(record: Any) -> list[dict[str, Any]]:
     from ..engine import votes
 
     found = []
-    for transition in type(record).workflow.transitions_in(record.current_step):
+    for transition in type(record).workflow.transitions_in(record.workflow.current_step):
         needed = votes.quorum(transition)
         if needed is not None:
             voters = [str(voter) for voter in votes.voters(record, transition.name)]
@@ -104,7 +105,7 @@ def _run(record: Any, name: str, actor: Any, values: dict[str, Any], step: str) 
     comment = values.pop("comment", "")
     data = values.pop("data", None)
     try:
-        record.transition(name, actor=actor, comment=comment, data=data, **values)
+        record.workflow.transition(name, actor=actor, comment=comment, data=data, **values)
     except WorkflowPermissionDenied as error:
         raise _Refused(status.HTTP_403_FORBIDDEN, "permission_denied", error, step=step) from None
     except AlreadyVoted as error:
@@ -188,7 +189,7 @@ class WorkflowViewSetMixin:
         self, request: Request, *args: Any, transition: str, **kwargs: Any
     ) -> Response:
         record = self.get_object()
-        step = record.current_step  # what a refusal names: the step the call found
+        step = record.workflow.current_step  # what a refusal names: the step the call found
         try:
             declared = _declared(record, transition, step)
             values = self._transition_values(record, declared, request, step)
@@ -223,9 +224,9 @@ class WorkflowViewSetMixin:
     def get_workflow_state(self, record: Any) -> Any:
         """The workflow state of ``record`` for the requester, as both endpoints answer."""
         workflow = type(record).workflow
-        step = record.current_step
+        step = record.workflow.current_step
         actions = []
-        for name in record.available_actions(_actor(self.request)):
+        for name in record.workflow.available_actions(_actor(self.request)):
             declared = workflow.transition(step, name)
             actions.append(
                 {
@@ -234,12 +235,13 @@ class WorkflowViewSetMixin:
                     "accept": list(declared.accept) if declared else [],
                 }
             )
-        history = record.history().order_by("-occurred_at", "-id")[: self.workflow_history_limit]
+        newest = record.workflow.history().order_by("-occurred_at", "-id")
+        history = newest[: self.workflow_history_limit]
         state = {
             "step": step,
             "label": str(workflow.step_label(step)),
             "available_actions": actions,
-            "pending_deadlines": record.pending_deadlines(),
+            "pending_deadlines": record.workflow.pending_deadlines(),
             "history": list(history),
             "votes": _votes(record),
         }
@@ -258,7 +260,7 @@ class WorkflowViewSetMixin:
         self, code: int, transition: str, error: str, detail: Any, **extra: Any
     ) -> Response:
         return Response(
-            {"transition": transition, "error": error, "detail": str(detail), **extra},
+            {"transition": transition, "error": error, "detail": staff_text(detail), **extra},
             status=code,
         )
 

@@ -35,6 +35,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import holders
+from ..ballots import moves_with_one_more, recorded_vote
 from ..errors import (
     AlreadyClaimed,
     ConditionUnmet,
@@ -42,6 +43,7 @@ from ..errors import (
     StaleRecord,
     WorkflowError,
     WorkflowPermissionDenied,
+    staff_text,
 )
 from ..holders import CLAIM, RELEASE
 from . import fragments
@@ -76,7 +78,7 @@ def act(request: HttpRequest, app_label: str, model_name: str, pk: str, name: st
     next_url = fragments.safe_next(request, request.POST.get(NEXT), record)
     workflow = type(record).workflow
     transition = workflow.transition(step, name)
-    if step != record.current_step or transition is None:
+    if step != record.workflow.current_step or transition is None:
         return _stale(request, record, next_url)
     values = values_form(record, transition, request.POST)
     comment = comment_form(record, transition, request.POST)
@@ -89,17 +91,20 @@ def act(request: HttpRequest, app_label: str, model_name: str, pk: str, name: st
     confirmed = request.POST.get(CONFIRM) == name
     try:
         target = None if confirmed else _target(record, name, accepted, request.user)
-        if target is not None and workflow.steps[target].is_terminal:  # confirmed first
+        short = not moves_with_one_more(record, transition)  # a vote short of its quorum
+        if target is not None and workflow.steps[target].is_terminal and not short:
             confirming = {**posted, "confirm": name, "to": workflow.step_label(target)}
             return _answer(request, record, next_url, None, confirming)
-        record.transition(
+        record.workflow.transition(
             name, actor=request.user, comment=comment.cleaned_data["comment"], **accepted
         )
     except StaleRecord:
         return _stale(request, record, next_url)
     except WorkflowError as error:
         return _answer(request, record, next_url, _refusal(error, label), posted)
-    now_in = workflow.step_label(record.current_step)
+    if short:
+        return _done(request, record, next_url, recorded_vote(record, transition, label))
+    now_in = workflow.step_label(record.workflow.current_step)
     return _done(request, record, next_url, f"{label}: {record} is now in {now_in}.")
 
 
@@ -118,13 +123,13 @@ def hold(request: HttpRequest, app_label: str, model_name: str, pk: str, action:
         raise PermissionDenied
     next_url = fragments.safe_next(request, request.POST.get(NEXT), record)
     step, held_by = offered
-    if step != record.current_step:
+    if step != record.workflow.current_step:
         return _stale(request, record, next_url)
     if action == RELEASE and held_by != holders.holder_id(record):
         return _changed_hands(request, record, next_url)
     label = HoldOffer(action, token).label
     try:
-        getattr(record, action)(request.user)
+        getattr(record.workflow, action)(request.user)
     except StaleRecord:
         return _stale(request, record, next_url)
     except WorkflowError as error:
@@ -152,14 +157,14 @@ def _refusal(error: WorkflowError, label: Any) -> dict[str, str]:
     elif isinstance(error, NoRouteMatched):
         text = f"Nothing done: no way onward from “{label}” holds for this record."
     else:
-        text = f"Nothing done: {error}"
+        text = f"Nothing done: {staff_text(error)}"
     return {"level": "error", "text": text}
 
 
 def _stale(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
     """The page was older than the record: say where it is now; nothing was done."""
     record.refresh_from_db()
-    step = type(record).workflow.step_label(record.current_step)
+    step = type(record).workflow.step_label(record.workflow.current_step)
     text = f"Nothing done: {record} changed since the page was shown; it is in {step} now."
     return _answer(request, record, next_url, {"level": "error", "text": text}, None)
 
