@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.text import get_text_list
+
 from .errors import InvalidDelivery
 
 FIELDS = ("event", "key", "id", "data", "seq")
@@ -20,7 +22,8 @@ def deliver_one(event: Any, deliver: Any) -> Any:
     if missing or unknown:
         raise InvalidDelivery(
             f"An event has the members {', '.join(FIELDS)} (data and seq optional); "
-            f"missing: {missing or 'none'}, unknown: {unknown or 'none'}."
+            f"missing: {get_text_list(missing, 'and') or 'none'}, "
+            f"unknown: {get_text_list(unknown, 'and') or 'none'}."
         )
     return deliver(
         event["event"], event["key"], id=event["id"], data=event.get("data"), seq=event.get("seq")

@@ -43,7 +43,9 @@ class EventWebhookView(View):
         if int(request.META.get("CONTENT_LENGTH") or 0) > limit or len(request.body) > limit:
             return _refused(413, f"The body is larger than {limit} bytes.")
         if not _signed(request):
-            return _refused(401, f"The {SIGNATURE_HEADER} header is missing or wrong.")
+            refused = _refused(401, f"The {SIGNATURE_HEADER} header is missing or wrong.")
+            refused["WWW-Authenticate"] = f'HMAC-SHA256 header="{SIGNATURE_HEADER}"'
+            return refused
         try:
             delivery = _delivered(request.body)
         except InvalidDelivery as problem:

@@ -231,6 +231,15 @@ def test_bad_values_are_refused_with_the_serializer_errors(api, body, field):
     assert not TransitionLog.objects.filter(transition_name="approve").exists()
 
 
+def test_a_field_not_accepted_is_named_in_words_not_a_python_list(api):
+    decision = Decision.objects.create()
+    body = {"note": "fine", "notes": "typo"}
+    response = post(api, f"/api/decisions/{decision.pk}/transitions/approve/", body)
+    assert response.json()["errors"]["notes"] == [
+        "Not accepted here; the body takes note, comment and data."
+    ]
+
+
 def test_a_body_that_is_no_object_is_refused(api):
     decision = Decision.objects.create()
     response = api.post(f"/api/decisions/{decision.pk}/transitions/reject/", [1, 2], format="json")
@@ -549,6 +558,10 @@ def test_the_schema_describes_both_endpoints_and_is_valid(api):
     assert "authentication_failed" in run["responses"]["401"]["description"]
     assert "condition_unmet" in run["responses"]["409"]["description"]
     assert "parse_error" in run["responses"]["400"]["description"]
+    # The mixin's docstring is not the description of a viewset that has none.
+    assert "description" not in paths["/api/decisions/{id}/"]["get"]
+    tickets = paths["/api/tickets/{id}/"]["get"]
+    assert tickets["description"].startswith("Tickets of the requester")
     assert run["responses"]["409"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/WorkflowError"
     }

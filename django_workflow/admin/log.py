@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.contenttypes.models import ContentType
@@ -51,7 +52,11 @@ class WorkflowModelFilter(admin.SimpleListFilter):
         )
 
     def queryset(self, request: HttpRequest, queryset: Any) -> Any:
-        return queryset.filter(content_type_id=self.value()) if self.value() else queryset
+        if not self.value():
+            return queryset
+        if not str(self.value()).isdigit():  # Django's answer to a bad filter value: ?e=1
+            raise IncorrectLookupParameters(f"model={self.value()!r} is not a content type")
+        return queryset.filter(content_type_id=self.value())
 
 
 class TransitionFilter(admin.SimpleListFilter):

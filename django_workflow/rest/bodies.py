@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from django.utils.text import get_text_list
 from rest_framework import serializers
 
 from .. import log_values
@@ -86,7 +87,7 @@ class WorkflowTransitionSerializer(serializers.ModelSerializer):
         if isinstance(data, Mapping):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                accepted = [*self.Meta.accept, "comment", "data"]
+                accepted = get_text_list([*self.Meta.accept, "comment", "data"], "and")
                 raise serializers.ValidationError(
                     {name: [f"Not accepted here; the body takes {accepted}."] for name in unknown}
                 )

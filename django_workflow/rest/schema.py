@@ -55,8 +55,9 @@ def _with_transition_schema(view: type) -> type:
     """``view`` annotated with its model's transition names and request bodies."""
     model = _workflow_model(view)
     declared = declarations(model) if model is not None else {}
+    own = {"__module__": view.__module__, "__doc__": _own_doc(view)}
     if not declared:  # no model known, or no manual transition: the generic body
-        return view
+        return type(view.__name__, (view,), own)
     bodies = [
         transition_serializer(model, name, accept)
         for name, variants in declared.items()
@@ -83,8 +84,19 @@ def _with_transition_schema(view: type) -> type:
         ),
         parameters=[parameter],
     )
-    replacement = type(view.__name__, (view,), {"__module__": view.__module__})
+    replacement = type(view.__name__, (view,), own)
     return extend_schema_view(workflow_transition=annotated)(replacement)
+
+
+def _own_doc(view: type) -> str:
+    """The viewset's own docstring, never the mixin's: drf-spectacular describes each
+    operation by the first docstring up the class's bases. ``" "``: none, and it stops."""
+    for klass in view.__mro__:
+        if klass is WorkflowViewSetMixin:
+            break
+        if klass.__doc__:
+            return klass.__doc__
+    return " "
 
 
 def _name(model: Any, name: str, accept: tuple[str, ...]) -> str:
