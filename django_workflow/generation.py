@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import keyword
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -156,9 +157,12 @@ def is_generated(attribute: Any) -> bool:
     return getattr(attribute, "_workflow_generated", False)
 
 
-def replaceable(method: Any) -> Any:
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def replaceable(method: _Method) -> _Method:
     """Mark a library method of records that a transition of the same name replaces."""
-    method._workflow_generated = True
+    method._workflow_generated = True  # type: ignore[attr-defined]
     return method
 
 

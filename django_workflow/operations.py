@@ -321,11 +321,10 @@ class OweUnranEffects(_RepairOperation):
     """Carry over the ``on_enter`` effects a release with fired columns had not run yet.
 
     Up to release 2, ``Step(on_enter=...)`` ran once per stay, marked done in the
-    generated column ``<step>_on_enter_fired_at``; now each entry owes a
-    ``PendingEffect`` row. Put this before the ``RemoveField`` of that column: each
-    record in ``step`` whose column is still empty gets the effect owed to its
-    entry. It needs ``EFFECTS_MIGRATION`` among the dependencies; not reversible.
-    """
+    generated column ``<step>_on_enter_fired_at``; now each entry owes a ``PendingEffect``
+    row. ``makemigrations`` writes this before the ``RemoveField`` of that column: each
+    record in ``step`` whose column is still empty is owed its entry's effect, with the
+    attempts release 2 spent on it. Needs ``EFFECTS_MIGRATION``; not reversible."""
 
     reversible = False
 
@@ -369,24 +368,8 @@ class OweUnranEffects(_RepairOperation):
             **{column: self.step, f"{fired}__isnull": True}
         )
         entries = list(unran.values_list("pk", STATE_ENTERED_AT))
-        spent = self._spent_attempts(from_state.apps, content_type, entries, alias)
-        effects_to = (effect_model, content_type)
-        migrating.owe(effects_to, self.step, entries, alias, CHUNK_SIZE, spent)
-
-    def _spent_attempts(
-        self, apps: Any, content_type: Any, entries: list[Any], alias: str
-    ) -> dict[str, Any]:
-        """The attempts the release with fired columns spent on the unran entries (its
-        ``WorkAttempt`` rows of work ``enter:<step>`` counting the current entry), taken out
-        of that table: from now on the owed effect counts them."""
-        attempt_model = apps.get_model("django_workflow", "WorkAttempt")
-        rows = attempt_model._base_manager.db_manager(alias).filter(
-            content_type_id=content_type.pk, work=f"enter:{self.step}"
-        )
-        entered = {str(pk): instant for pk, instant in entries}
-        spent = {row.object_id: row for row in rows if entered.get(row.object_id) == row.round_key}
-        rows.delete()
-        return spent
+        spent = from_state.apps.get_model("django_workflow", "WorkAttempt")  # release 2's
+        migrating.owe((effect_model, content_type), self.step, entries, alias, spent)
 
     def describe(self) -> str:
         return f"Owe the unran on_enter of {self.model} records in step {self.step!r}"

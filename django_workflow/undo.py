@@ -61,8 +61,7 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
     if _work_started(record, row):
         raise UndoNotPermitted(
             "effect_ran",
-            f"The work of step {row.to_state!r}, the one the move entered, has already "
-            "started.",
+            f"The work of step {row.to_state!r}, the one the move entered, has already started.",
         )
     if undo.same_actor:
         if actor is None:

@@ -84,7 +84,6 @@ def test_every_shortcut_on_a_model_is_a_call_of_record_workflow():
     assert ticket.pending_deadlines() == ticket.workflow.pending_deadlines()
 
 
-
 def test_undo_passes_over_the_reminders_an_every_sent_in_the_stay(clock, editor):
     # Release 3 refused it: "the work of the step the move entered has already started".
     record = Notice.objects.create(title="x")

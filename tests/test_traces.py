@@ -106,9 +106,7 @@ def test_the_worker_task_continues_the_trace_of_the_transition_that_queued_it(sp
 
 
 @pytest.mark.django_db
-def test_an_automatic_steps_action_runs_in_a_span_naming_its_record(
-    spans, committed, monkeypatch
-):
+def test_an_automatic_steps_action_runs_in_a_span_naming_its_record(spans, committed, monkeypatch):
     """What the action calls (an HTTP client's span) is a child of the record's span."""
     seen = []
     charge = Order.do_charge

@@ -63,21 +63,35 @@ def owe(
     step: str,
     entries: Any,
     db: str,
-    batch_size: int,
-    spent: dict[str, Any] | None = None,
+    attempts: Any = None,
+    batch_size: int = 500,
 ) -> None:
-    """``OweUnranEffects``: owe ``step``'s ``on_enter`` to each ``(key, entry instant)``;
-    ``spent`` (key as text -> the release's attempt row of that entry) carries over the
-    attempts already spent, their last error, the retry's instant and a halt."""
+    """``OweUnranEffects``: owe ``step``'s ``on_enter`` to each ``(key, entry instant)``,
+    carrying over what release 2 spent on it (``attempts``: its ``WorkAttempt`` model)."""
     effect_model, content_type = effects_to
     rows = owed_rows(effect_model, content_type, step, entries)
+    spent = _spent_attempts(attempts, content_type, step, rows, db) if attempts else {}
     for row in rows:
-        attempt = (spent or {}).get(row.object_id)
+        attempt = spent.get(row.object_id)
         if attempt is not None:
             row.attempts, row.last_error = attempt.attempts, attempt.last_error
             row.interruptions = attempt.interruptions
             row.due_at = None if attempt.halted else (attempt.retry_at or row.entered_at)
     effect_model._base_manager.db_manager(db).bulk_create(rows, batch_size=batch_size)
+
+
+def _spent_attempts(
+    attempts: Any, content_type: Any, step: str, owed: list[Any], db: str
+) -> dict[str, Any]:
+    """Release 2's attempt rows of the work ``enter:<step>`` counting the owed entries
+    (by key), taken out of that table: from now on the owed effect counts them."""
+    rows = attempts._base_manager.db_manager(db).filter(
+        content_type_id=content_type.pk, work=f"enter:{step}"
+    )
+    entered = {row.object_id: row.entered_at for row in owed}
+    spent = {row.object_id: row for row in rows if entered.get(row.object_id) == row.round_key}
+    rows.delete()
+    return spent
 
 
 def _log_row(
