@@ -333,3 +333,18 @@ def test_the_confirmation_says_when_a_records_condition_is_not_met():
     assert foresee(cheap, "fast_track", None) == ("approved", "")
     assert foresee(dear, "fast_track", None) == (None, "its condition is not met")
     assert foresee(Expense.objects.create(), "pay", None) == (None, "not offered in its step")
+
+
+def test_a_move_refused_on_a_claim_step_says_who_holds_the_record_or_to_claim_it():
+    # Release 3 said only "not permitted", to a superuser too.
+    from django_workflow.admin.actions import foresee
+    from tests.testapp.models import Errand
+
+    boss = User.objects.create_superuser("boss", "boss@example.com", "pw")
+    ann = User.objects.create_user("ann")
+    unheld, held = Errand.objects.create(), Errand.objects.create()
+    for errand in (unheld, held):
+        errand.start(actor=boss)
+    held.workflow.claim(ann)
+    assert foresee(unheld, "finish", boss) == (None, "nobody holds it: claim it first")
+    assert foresee(held, "finish", boss) == (None, "ann holds it")
