@@ -36,6 +36,9 @@ from .record_workflow import WorkflowAttribute
 from .work import counts_firings
 
 STATE_MAX_LENGTH = 100
+#: The state field's verbose name: the admin's column and filter say "Step", as every
+#: other text of the package does.
+STEP = "step"
 
 
 class StateField(models.CharField):
@@ -58,6 +61,8 @@ class StateField(models.CharField):
         # Migrations see a plain CharField: the initial-step rule is behaviour, not schema.
         name, _path, args, kwargs = super().deconstruct()
         kwargs["editable"] = False  # a history table's copy too (_history_tracks_the_step)
+        if kwargs.get("verbose_name") == STEP:  # what people read: no migration of its own
+            del kwargs["verbose_name"]
         return name, "django.db.models.CharField", args, kwargs
 
 
@@ -83,6 +88,7 @@ class_prepared.connect(_history_tracks_the_step)
 def _state_field(workflow: CompiledWorkflow) -> models.Field:
     initial = workflow.initial_step
     return StateField(
+        STEP,
         choices=workflow.choices(),
         default=initial,
         initial_step=initial,

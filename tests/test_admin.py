@@ -354,7 +354,7 @@ def test_the_changelist_filters_by_step_and_shows_the_next_deadline(admin_client
     time_machine.move_to(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), tick=False)
     Proposal.objects.create()
     page = admin_client.get("/admin/testapp/proposal/")
-    assert page.context["cl"].filter_specs[0].title == "state"
+    assert page.context["cl"].filter_specs[0].title == "step"  # "By step", as the panel says
     assert "Reminder due Wed 3 Jun 09:00" in page.content.decode()
     assert "workflow-overdue" not in page.content.decode()
     time_machine.move_to(datetime(2026, 6, 4, 9, 0, tzinfo=UTC), tick=False)
@@ -379,6 +379,8 @@ def test_a_halted_automatic_step_says_why_and_offers_retry_now(admin_client, tim
     page = admin_client.get(change_url(sync))
     attempt = page.context["workflow"]["attempt"]
     assert attempt["halted"] and "ConnectionError: remote refused" in page.content.decode()
+    listed = admin_client.get("/admin/testapp/sync/").content.decode()
+    assert '<span class="workflow-overdue">halted</span>' in listed  # its row says so too
     Sync.objects.filter(pk=sync.pk).update(broken=False)
     admin_client.post(attempt["retry_url"])  # queued on django-q2; the test cluster runs it inline
     assert Sync.objects.get(pk=sync.pk).state == "pushed"

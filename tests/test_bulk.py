@@ -213,8 +213,8 @@ def test_the_changelist_offers_one_action_per_transition_to_users_who_may_change
     staff(client, "view_ticket", "change_ticket")
     page = client.get("/admin/testapp/ticket/")
     offered = dict(page.context["action_form"].fields["action"].choices)
-    assert offered["workflow_close"] == "Close selected"
-    assert offered["workflow_reopen"] == "Reopen selected"
+    assert offered["workflow_close"] == "Close: selected tickets"
+    assert offered["workflow_reopen"] == "Reopen: selected tickets"
 
 
 def test_view_only_staff_get_no_transition_actions_and_cannot_post_one(client):
@@ -348,3 +348,27 @@ def test_a_move_refused_on_a_claim_step_says_who_holds_the_record_or_to_claim_it
     held.workflow.claim(ann)
     assert foresee(unheld, "finish", boss) == (None, "nobody holds it: claim it first")
     assert foresee(held, "finish", boss) == (None, "ann holds it")
+
+
+def test_staff_whom_every_policy_of_a_transition_refuses_are_not_offered_its_action(
+    client, settings
+):
+    # Only Django's ModelBackend: no object permission can grant what the user lacks.
+    settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+    user = User.objects.create_user("recruiter", is_staff=True)
+    for codename in ("view_candidate", "change_candidate", "screen_candidate"):
+        user.user_permissions.add(
+            Permission.objects.get(codename=codename, content_type__app_label="hiring")
+        )
+    client.force_login(user)
+    offered = dict(
+        client.get("/admin/hiring/candidate/").context["action_form"].fields["action"].choices
+    )
+    assert "workflow_rescreen" in offered  # the recruiters' policy lets them
+    assert "workflow_make_offer" not in offered  # only hiring managers may, on any record
+    user.user_permissions.add(Permission.objects.get(codename="decide_candidate"))
+    client.force_login(User.objects.get(pk=user.pk))
+    offered = dict(
+        client.get("/admin/hiring/candidate/").context["action_form"].fields["action"].choices
+    )
+    assert offered["workflow_make_offer"] == "Make an offer: selected candidates"

@@ -26,6 +26,7 @@ from ..errors import (
     WorkflowError,
     WorkflowPermissionDenied,
 )
+from ..policies import allows_nothing, narrowing
 from .display import is_terminal
 from .forms import CommentForm, posted_comment
 from .site import confirming
@@ -37,12 +38,12 @@ CHANGE_LIST = getattr(getattr(options, "ActionLocation", None), "CHANGE_LIST", N
 
 
 class WorkflowBulkActions:
-    """The ``WorkflowAdminMixin``'s changelist actions: "Close selected" and the page
+    """The ``WorkflowAdminMixin``'s changelist actions: "Close: selected tickets" and the page
     confirming a move of several records into a final step."""
 
     def get_actions(self, request: HttpRequest, action_location: Any = CHANGE_LIST) -> Any:
-        """Django's actions, then one per transition that asks for no value ("Close
-        selected"), for users who may change records: each selected record is moved as
+        """Django's actions, then one per transition that asks for no value ("Close:
+        selected tickets"), for users who may change records: each selected record is moved as
         its button would move it, and the message says what became of each."""
         location = () if action_location is None else (action_location,)
         actions = super().get_actions(request, *location)
@@ -51,8 +52,10 @@ class WorkflowBulkActions:
             return actions
         workflow = self.model.workflow
         for name in workflow.transition_names:
-            if not asks_values(workflow, name):
-                action = self.get_action(transition_action(workflow, name), *location)
+            if not asks_values(workflow, name) and not refused_everywhere(
+                workflow, name, request.user
+            ):
+                action = self.get_action(transition_action(self.model, name), *location)
                 actions[f"workflow_{name}"] = action
         return actions
 
@@ -130,18 +133,31 @@ class WorkflowBulkActions:
         return [r.pk for r in queryset if name not in self.get_workflow_transitions(request, r)]
 
 
-def transition_action(workflow: Any, name: str) -> Any:
+def transition_action(model: Any, name: str) -> Any:
     """An admin action moving the selected records through ``name``, described as
     Django describes any action (``short_description``), so the admin's own
-    ``get_action`` wraps it for every Django version."""
+    ``get_action`` wraps it for every Django version: "Make an offer: selected
+    candidates" (a label is a verb phrase, which "selected" cannot follow)."""
 
     def action(modeladmin: Any, request: HttpRequest, queryset: Any) -> Any:
         return modeladmin.workflow_bulk_action(request, queryset, name)
 
     action.__name__ = f"workflow_{name}"
-    label = str(workflow.transition_label(name))
-    action.short_description = f"{label} selected".replace("%", "%%")
+    label = str(model.workflow.transition_label(name))
+    plural = model._meta.verbose_name_plural
+    action.short_description = f"{label}: selected {plural}".replace("%", "%%")
     return action
+
+
+def refused_everywhere(workflow: Any, name: str, actor: Any) -> bool:
+    """Whether the policies of every step offering ``name`` refuse ``actor`` whatever the
+    record (a permission they lack): the changelist offers them no such action."""
+    policies = [
+        workflow.policy_for(step, name)
+        for step in workflow.steps
+        if workflow.transition(step, name) is not None
+    ]
+    return all(allows_nothing(narrowing(policy, actor).q) for policy in policies)
 
 
 def asks_values(workflow: Any, name: str) -> bool:

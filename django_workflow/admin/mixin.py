@@ -107,8 +107,21 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
     def workflow_holder(self, record: Any) -> str:
         return holder_text(record)
 
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        """The page's rows, each marked when its automatic step or an effect halted: one
+        query for the page."""
+        changelist = super().get_changelist_instance(request)
+        rows = list(changelist.result_list)
+        keys = [row.pk for row in rows]
+        stopped = set(status.halted(self.model).filter(pk__in=keys).values_list("pk", flat=True))
+        for row in rows:
+            row.workflow_halted = row.pk in stopped
+        return changelist
+
     @admin.display(description="next deadline")
     def workflow_next_deadline(self, record: Any) -> str:
+        if getattr(record, "workflow_halted", False):  # nothing falls due: it waits for a person
+            return format_html('<span class="workflow-overdue">{}</span>', gettext("halted"))
         # One zone per screen: the page names the workflow's; a record's own is named here.
         found = next_deadline(record, named=bool(self.model.workflow.time_zone_field))
         if found is None:
