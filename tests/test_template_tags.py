@@ -5,6 +5,7 @@ before anything runs."""
 
 import json
 import re
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 
 import pytest
@@ -439,3 +440,14 @@ def test_a_vote_short_of_its_quorum_asks_no_confirmation_and_says_it_counted():
     response = post(logged_in(bob), offered_forms(bob, document)["approve"], headers=HTMX)
     assert "a final step" in response.content.decode()
     assert Document.objects.get(pk=document.pk).state == "in_review"
+
+
+def test_history_is_in_the_records_zone_named_as_the_admin_names_it(time_machine):
+    # Release 3 showed UTC without naming it, beside deadlines in the record's zone.
+    time_machine.move_to(datetime(2026, 6, 1, 7, 30, tzinfo=UTC), tick=False)
+    agent = person("agent", "support.view_ticket")
+    ticket = SupportTicket.objects.create(subject="Printer")
+    ticket.triage(actor=agent, priority="urgent")
+    history = rendered("{% workflow_history record %}", agent, ticket)
+    assert "Times in Europe/Zagreb (CEST)." in history
+    assert "2026-06-01 09:30" in history and "07:30" not in history

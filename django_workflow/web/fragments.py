@@ -21,12 +21,14 @@ from django.utils.text import capfirst
 from .. import holders
 from ..inbox import CLAIM, claims_first, gather
 from ..registry import workflow_models
+from ..scheduling import zone_of
 from ..wording import (
     describe_deadline,
     next_deadline,
     row_label,
     sla_clocks,
     step_words,
+    times_in,
     trigger_words,
 )
 from .access import may_change_some, may_view
@@ -143,8 +145,15 @@ def history(request: HttpRequest, record: Any, limit: int = HISTORY_ROWS) -> str
         }
         for row in rows
     ]
-    context = {"record": record, "entries": entries, "logged": workflow.log is True}
-    return render_to_string(HISTORY, context, request=request)
+    zone = zone_of(record)  # as the admin's panel: the record's zone, named once
+    context = {
+        "record": record,
+        "entries": entries,
+        "logged": workflow.log is True,
+        "zone": times_in(zone),
+    }
+    with timezone.override(zone):
+        return render_to_string(HISTORY, context, request=request)
 
 
 def deadlines(request: HttpRequest, record: Any) -> str:
