@@ -365,6 +365,6 @@ class Absence(models.Model):
         if self.starts_at and self.ends_at and self.ends_at <= self.starts_at:
             errors["ends_at"] = "An absence ends after it starts."
         if self.user_id is not None and self.user_id == self.delegate_id:
-            errors["delegate"] = "Someone else stands in for an absent user."
+            errors["delegate"] = "A user cannot stand in for themselves: choose someone else."
         if errors:
             raise ValidationError(errors)

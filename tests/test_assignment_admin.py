@@ -161,6 +161,16 @@ def test_absences_are_edited_in_the_admin(client):
         },
     )
     assert refused.status_code == 200 and Absence.objects.count() == 1
+    errors = refused.context["adminform"].form.errors
+    assert errors["delegate"] == ["A user cannot stand in for themselves: choose someone else."]
+
+
+def test_the_absence_form_searches_people_by_name_and_names_its_time_zone(client):
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    form = client.get("/admin/django_workflow/absence/add/").context["adminform"].form
+    assert type(form.fields["user"].widget).__name__ == "AutocompleteSelect"
+    assert type(form.fields["delegate"].widget).__name__ == "AutocompleteSelect"
+    assert form.fields["starts_at"].help_text == "Times in UTC."
 
 
 def test_the_change_page_says_who_holds_the_record_and_claims_it_there(client, alice, bob):

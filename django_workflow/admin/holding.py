@@ -13,9 +13,12 @@ from typing import Any
 from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import Http404, HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from .. import holders
@@ -24,6 +27,7 @@ from ..errors import WorkflowError, staff_text
 from ..holders import RELEASE
 from ..inbox import CLAIM, claims_first
 from ..models import Absence
+from ..wording import times_in
 
 
 class HolderFilter(admin.SimpleListFilter):
@@ -146,5 +150,17 @@ class AbsenceAdmin(admin.ModelAdmin):
     list_display = ("user", "delegate", "starts_at", "ends_at")
     list_filter = ("starts_at", "ends_at")
     search_fields = ("user__username", "delegate__username")
-    raw_id_fields = ("user", "delegate")
+    raw_id_fields = ("user", "delegate")  # where people cannot be searched by name
     date_hierarchy = "starts_at"
+
+    def get_autocomplete_fields(self, request: HttpRequest) -> tuple[str, ...]:
+        """People searched by name where the site's user admin can search them (a
+        project without one keeps the ID boxes: Django's checks would refuse it)."""
+        people = self.admin_site._registry.get(get_user_model())
+        return ("user", "delegate") if people is not None and people.search_fields else ()
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if isinstance(db_field, models.DateTimeField) and field is not None:
+            field.help_text = times_in(timezone.get_current_timezone())
+        return field
