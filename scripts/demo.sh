@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
-ensure_venv .venv 3.11 "Django>=5.2,<5.3"
+# A virtualenv of its own with the package and what the seed needs, not the test toolchain.
+ensure_venv .venv-demo 3.11 "Django>=5.2,<5.3" demo
 
 address=${DEMO_ADDRESS:-127.0.0.1:8000}
 case $address in
@@ -18,8 +19,8 @@ if [ "${1:-}" = reset ]; then
   rm -f example_project/db.sqlite3
   echo "Deleted example_project/db.sqlite3."
 fi
-.venv/bin/python manage.py migrate --no-input -v 0
-.venv/bin/python manage.py seed_demo --address "$address"
+.venv-demo/bin/python manage.py migrate --no-input -v 0
+.venv-demo/bin/python manage.py seed_demo --address "$address"
 if [ "${1:-}" = reset ]; then
   echo "Reseeded. \`make demo\` runs it."
   exit 0
@@ -27,9 +28,9 @@ fi
 
 # Each process's lines carry its name, so the worker's stay readable between requests.
 export PYTHONUNBUFFERED=1
-.venv/bin/python manage.py workflow_worker > >(sed -u 's/^/worker | /') 2>&1 &
+.venv-demo/bin/python manage.py workflow_worker > >(sed -u 's/^/worker | /') 2>&1 &
 worker=$!
-.venv/bin/python manage.py runserver --noreload "$address" > >(sed -u 's/^/web    | /') 2>&1 &
+.venv-demo/bin/python manage.py runserver --noreload "$address" > >(sed -u 's/^/web    | /') 2>&1 &
 web=$!
 trap 'kill $worker $web 2>/dev/null || true; wait' EXIT
 trap 'exit 0' INT TERM

@@ -39,6 +39,7 @@ def test_the_demo_is_seeded_through_the_workflows_once():
     a_halted_record_shows_its_panel_with_retry_now()
     the_agent_may_claim_an_escalated_ticket()
     assert "Already due, for the worker to fire as it starts (10):" in seeded
+    assert "the worker logs a WARNING for each of Alan Example's screening attempts" in seeded
     the_summary_reads_in_labels(seeded)
     assert seeded.rstrip().endswith("Log in at http://demo.example:9000/admin/ as admin / admin")
 

@@ -314,6 +314,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Already due, for the worker to fire as it starts ({len(due)}):")
         for line in due:
             self.stdout.write(line)
+        self.stdout.write(
+            "Expected: the worker logs a WARNING for each of Alan Example's screening attempts "
+            "(his resume is empty, on purpose); after the third he moves to Screening failed."
+        )
 
 
 def _ago(delta: timedelta) -> str:
