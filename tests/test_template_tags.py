@@ -451,3 +451,15 @@ def test_history_is_in_the_records_zone_named_as_the_admin_names_it(time_machine
     history = rendered("{% workflow_history record %}", agent, ticket)
     assert "Times in Europe/Zagreb (CEST)." in history
     assert "2026-06-01 09:30" in history and "07:30" not in history
+
+
+def test_without_javascript_the_answer_page_is_styled_with_one_back_link():
+    agent = person("agent", "testapp.change_ticket")
+    ticket = Ticket.objects.create()
+    page = post(logged_in(agent), offered_forms(agent, ticket)["close"]).content.decode()
+    assert "a final step" in page  # the confirmation, on the page of its own
+    assert page.count('class="workflow-back"') == 1
+    assert "/static/django_workflow/tags.css" in page
+    forms = offered_forms(agent, ticket)
+    assert "Comment on “Start”" in rendered("{% workflow_actions record %}", agent, ticket)
+    assert forms["start"]["transition"] == "start"

@@ -198,5 +198,6 @@ def _answer(
     fragment = fragments.actions(request, record, next_url=next_url, note=note, posted=posted)
     if is_htmx(request):
         return HttpResponse(fragment)
-    context = {"record": record, "fragment": fragment, "next": next_url}
+    back = not (posted and posted.get("confirm"))  # a confirmation has its own Back
+    context = {"record": record, "fragment": fragment, "next": next_url, "back": back}
     return render(request, PAGE, context)
