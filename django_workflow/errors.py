@@ -138,6 +138,16 @@ class NoRouteMatched(WorkflowError):
     def __init__(self, record, name: str, step: str) -> None:
         self.record, self.name, self.step = record, name, step
         self.transition = name
+        declared = type(record).workflow.steps.get(step)
+        if declared is not None and getattr(declared, "action", None) == name:
+            # an automatic step's routes (on_success), named after the step and its action
+            self._say(
+                lambda n: (
+                    f"{n.record(record)}: no route of {n.step(record, step)} holds for "
+                    f"the record after {n.action(name)}."
+                )
+            )
+            return
         self._say(
             lambda n: (
                 f"{n.record(record)}: no route of {n.transition(record, name, step)} in "
@@ -237,6 +247,10 @@ class Naming:
     def transition(self, record: Any, name: str, step: str | None = None) -> str:
         label = str(type(record).workflow.transition_label(name, step))
         return f"“{label}”" if self.for_staff else _named("transition", name, label)
+
+    def action(self, name: str) -> str:
+        """An automatic step's action: ``action 'run_screening'`` (staff: its words)."""
+        return capfirst(name.replace("_", " ")) if self.for_staff else f"action {name!r}"
 
     def field(self, record: Any, attname: str) -> str:
         """A column by its field's verbose name for staff (``owner`` for ``owner_id``)."""

@@ -286,3 +286,18 @@ def test_a_bulk_move_reports_an_unmet_condition_as_such_not_as_not_offered(rf, a
     texts = [str(message) for message in get_messages(request)]
     assert texts[1] == f"Fast track: 1 not moved, its condition is not met: {large}."
     assert Expense.objects.get(pk=small.pk).current_step == "approved"
+
+
+def test_no_route_after_an_automatic_steps_action_names_the_step_and_the_action():
+    # Release 3: 'no route of “Run screening” in Screening holds': neither is in the code.
+    from tests.testapp.models import Candidate
+
+    candidate = Candidate.objects.create(name="Ada")
+    error = NoRouteMatched(candidate, "run_screening", "screening")
+    assert str(error) == (
+        f"testapp.Candidate {candidate.pk}: no route of step 'screening' holds for the record "
+        "after action 'run_screening'."
+    )
+    assert staff_text(error) == (
+        f"Candidate {candidate.pk}: no route of Screening holds for the record after Run screening."
+    )
