@@ -147,6 +147,18 @@ def test_a_poll_that_fires_is_one_line_naming_the_records(info_lines):
 
 
 @pytest.mark.django_db
+def test_a_firing_logs_on_the_logger_the_docs_name(caplog):
+    # docs/worker.md names django_workflow.firing (release 2's); release 3 logged elsewhere.
+    caplog.set_level(logging.INFO, logger="django_workflow.firing")
+    Batch.objects.create()
+    Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))
+    poll("testapp.Batch", [w.name for w in Batch.workflow.works])
+    assert [r.name for r in caplog.records if "fired for" in r.getMessage()] == [
+        "django_workflow.firing"
+    ]
+
+
+@pytest.mark.django_db
 def test_the_safety_net_names_the_steps_it_queues_again(info_lines):
     record = Sync.objects.create()  # no commit captured: its task was never queued
     Sync.objects.filter(pk=record.pk).update(state_entered_at=timezone.now() - timedelta(minutes=5))
