@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.core.signals import setting_changed
-from django.db import connections, models
+from django.db import DataError, connections, models
 from django.db.models.signals import post_save, pre_save
 
 from .hot_cursors import hot_cursor
@@ -154,7 +154,22 @@ def db_value(field: Any, value: Any, connection: Any) -> Any:
         return value
     if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
         return _stored_instant(value, connection)
+    if isinstance(value, int) and isinstance(field, models.IntegerField):
+        _in_range(field, value, connection)
     return field.get_db_prep_save(value, connection)
+
+
+def _in_range(field: Any, value: int, connection: Any) -> None:
+    """``DataError`` for an integer its column cannot hold, as ``save()`` meets it: bound on
+    the server as a 32-bit integer, PostgreSQL would store it wrapped round."""
+    # The column's width only: a positive field's sign is its CHECK's, as save() meets it.
+    width = field.get_internal_type().removeprefix("Positive")
+    low, high = connection.ops.integer_field_range(width)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise DataError(
+            f"{field.model._meta.label}.{field.name}: {value} is out of range for "
+            f"{width} ({low} to {high})."
+        )
 
 
 #: The stored form of the last instants written, by database alias and instant.

@@ -246,6 +246,7 @@ def _accepted(model: Any, accept: Any, data: dict[str, Any]) -> dict[str, Any]:
             field = model._meta.get_field(name)
             try:
                 values[name] = field.to_python(data[name])
+                field.run_validators(values[name])  # its range, its length: as a form would
             except ValidationError as problem:
                 raise InvalidDelivery(
                     f"{data[name]!r} is no value of {model.__name__}.{name}: "

@@ -1318,3 +1318,29 @@ class Notice(WorkflowModel):
 
     def remind(self):
         type(self).objects.filter(pk=self.pk).update(reminders=F("reminders") + 1)
+
+
+class Ledger(WorkflowModel):
+    """A transition accepting a value of every column type the engine's fast path binds:
+    what it refuses must be what ``save()`` refuses, and nothing stored wrapped round."""
+
+    small = models.SmallIntegerField(null=True, blank=True)
+    regular = models.IntegerField(null=True, blank=True)
+    big = models.BigIntegerField(null=True, blank=True)
+    positive = models.PositiveIntegerField(null=True, blank=True)
+    amount = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
+    code = models.CharField(max_length=10, blank=True)
+    booked_on = models.DateField(null=True, blank=True)
+
+    class Workflow:
+        log = True
+        events = {"ledger.booked": Receive(key="code", transition="book")}
+
+        open = Step(
+            Transition(
+                "book",
+                to="booked",
+                accept=["small", "regular", "big", "positive", "amount", "code", "booked_on"],
+            )
+        )
+        booked = Step()
