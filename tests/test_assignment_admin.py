@@ -217,3 +217,12 @@ def test_my_work_offers_no_claim_or_release_on_a_model_without_holders(client):
     page = client.get(MY_WORK).content.decode()
     assert f"/admin/testapp/ticket/{ticket.pk}/change/" in page  # listed, with its actions
     assert "data-hold" not in page
+
+
+@pytest.mark.parametrize("key", ["abc", "1.5", str(10**30)])
+def test_a_hold_url_with_a_malformed_key_is_not_found(client, alice, key):
+    # Release 3 answered 500 (ValueError) where the template tags' views answer 404.
+    client.force_login(alice)
+    url = reverse("admin:django_workflow_hold", args=["testapp", "errand", key, "claim"])
+    response = client.post(url)
+    assert response.status_code == 404

@@ -14,7 +14,7 @@ from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import reverse
@@ -137,7 +137,10 @@ def _record(admin_site: Any, app_label: str, model_name: str, object_id: str) ->
     workflow = getattr(model, "workflow", None)
     if model_admin is None or workflow is None or not workflow.assignment:
         raise Http404("No record with holders here.")
-    record = model._default_manager.filter(pk=unquote(object_id)).first()
+    try:
+        record = model._default_manager.filter(pk=unquote(object_id)).first()
+    except (ValidationError, ValueError, TypeError, OverflowError):  # a malformed key
+        record = None
     if record is None:
         raise Http404("No such record.")
     return record, model_admin
