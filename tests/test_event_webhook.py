@@ -144,6 +144,24 @@ def test_a_replay_reports_unreadable_lines_and_delivers_the_others(tmp_path, pay
     assert Payment.objects.get(pk=payment.pk).state == "authorised"
 
 
+def test_a_replay_lists_a_line_of_no_utf8_and_a_seq_beyond_64_bits_and_goes_on(
+    tmp_path, payment, capsys
+):
+    # Release 3 stopped at the first (UnicodeDecodeError, OverflowError): the rest was lost.
+    path = tmp_path / "events.jsonl"
+    huge = json.dumps({**EVENT, "id": "x1", "seq": -(10**30)}).encode()
+    path.write_bytes(b'{"event": "\xff\xfe"}\n' + huge + b"\n" + json.dumps(EVENT).encode())
+
+    with pytest.raises(CommandError, match="2 line"):
+        call_command("workflow_deliver", str(path))
+
+    captured = capsys.readouterr()
+    assert [line[:7] for line in captured.err.splitlines()] == ["line 1:", "line 2:"]
+    assert "seq is a whole number of at most 64 bits" in captured.err
+    assert "1 applied" in captured.out
+    assert Payment.objects.get(pk=payment.pk).state == "authorised"
+
+
 def test_a_replay_of_a_missing_file_is_an_error(tmp_path):
     with pytest.raises(CommandError, match="Cannot read"):
         call_command("workflow_deliver", str(tmp_path / "nothing.jsonl"))

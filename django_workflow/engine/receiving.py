@@ -160,8 +160,12 @@ def _check(id: Any, data: Any, seq: Any) -> None:
         )
     if data is not None and not isinstance(data, dict):
         raise InvalidDelivery(f"An event's data is a JSON object (a dict) or None, not {data!r}.")
-    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq >= 2**63):
-        raise InvalidDelivery(f"An event's seq is a whole number or None, not {seq!r}.")
+    if seq is not None and (
+        isinstance(seq, bool) or not isinstance(seq, int) or not -(2**63) <= seq < 2**63
+    ):
+        raise InvalidDelivery(
+            f"An event's seq is a whole number of at most 64 bits or None, not {seq!r}."
+        )
 
 
 def _key_value(model: Any, receive: Receive, key: Any) -> Any:

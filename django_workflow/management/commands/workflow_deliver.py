@@ -44,7 +44,8 @@ class Command(BaseCommand):
             return
         path = options["file"]
         try:
-            stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+            # Bytes: a line that is no UTF-8 is refused alone, not the rest of the file.
+            stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         except OSError as problem:
             raise CommandError(f"Cannot read {path}: {problem.strerror}.") from None
         with stream:
@@ -61,7 +62,7 @@ class Command(BaseCommand):
             if not line.strip():
                 continue
             try:
-                event = json.loads(line)
+                event = json.loads(line.decode("utf-8"))
                 outcomes[Outcome(deliver_one(event, deliver).outcome)] += 1
             except (ValueError, InvalidDelivery) as problem:
                 refused += 1
