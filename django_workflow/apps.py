@@ -10,7 +10,7 @@ class DjangoWorkflowConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete
+        from django.db.models.signals import post_delete, pre_delete
         from django_q.signals import post_execute_in_worker, post_spawn, pre_execute
 
         from .checks import check_deploy_records, check_records, check_workflows
@@ -24,11 +24,22 @@ class DjangoWorkflowConfig(AppConfig):
         checks.register(check_records, "django_workflow", checks.Tags.database)
         # The same rows as errors, so `check --deploy --database <alias>` stops a deploy.
         checks.register(check_deploy_records, "django_workflow", checks.Tags.database, deploy=True)
+        pre_delete.connect(_parent_deleting, dispatch_uid="django_workflow.join_parent_deleting")
         post_delete.connect(_child_deleted, dispatch_uid="django_workflow.join_child_deleted")
         entered_step.connect(queue_entered, dispatch_uid="django_workflow.queue_entered")
         post_spawn.connect(stop_gently, dispatch_uid="django_workflow.stop_gently")
         pre_execute.connect(task_started, dispatch_uid="django_workflow.task_started")
         post_execute_in_worker.connect(task_finished, dispatch_uid="django_workflow.task_finished")
+
+
+def _parent_deleting(sender: Any, **kwargs: Any) -> None:
+    """A record a deletion takes is no join parent to move meanwhile (the engine is
+    imported only once something of a workflow model is deleted)."""
+    if getattr(sender, "workflow", None) is None:
+        return
+    from .engine.joins import parent_deleting
+
+    parent_deleting(sender, **kwargs)
 
 
 def _child_deleted(sender: Any, **kwargs: Any) -> None:

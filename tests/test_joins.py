@@ -9,7 +9,8 @@ from django.db import transaction
 from django_workflow import Join, Step, Transition
 from django_workflow.checks import check_model
 from django_workflow.models import TransitionLog
-from tests.testapp.models import Consignment, Parcel
+from django_workflow.signals import step_changed
+from tests.testapp.models import Carrier, Consignment, Parcel
 
 pytestmark = pytest.mark.django_db
 
@@ -184,6 +185,32 @@ def test_a_join_in_an_automatic_step_is_an_error(parent_with):
 def test_the_callers_instance_follows_a_parent_moved_on_at_its_entry():
     consignment, _ = picking(parcels=0)
     assert consignment.state == "shipping"
+
+
+def test_deleting_a_grandparent_moves_none_of_the_parents_it_takes(committed):
+    # Release 3 logged a join for each consignment being deleted, and announced its move
+    # after commit, for records that no longer existed.
+    carrier = Carrier.objects.create(name="Swift")
+    taken, _ = picking(parcels=2)
+    kept, (left, _other) = picking(parcels=2)
+    Consignment.objects.filter(pk=taken.pk).update(carrier=carrier)
+    Parcel.objects.filter(consignment=kept).exclude(pk=left.pk).update(state="packed")
+    announced = []
+
+    def heard(sender, instance, **kwargs):
+        announced.append((sender, instance.pk, kwargs["to_state"]))
+
+    step_changed.connect(heard, weak=False)
+    try:
+        with committed():
+            carrier.delete()
+        assert joined(taken) == [] and announced == []
+        with committed():
+            left.delete()  # a child deleted alone still completes its parent's join
+        assert step(kept) == "shipping"
+        assert announced == [(Consignment, kept.pk, "shipping")]
+    finally:
+        step_changed.disconnect(heard)
 
 
 def test_deleting_a_waiting_parent_with_its_children_writes_no_join():

@@ -20,6 +20,7 @@ the parent's move (trigger ``join``, ``data`` naming the completing child), and
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -86,16 +87,37 @@ def after_moves(
             evaluate(parent_model, parent_pk, db, child=_label(model, first_child[parent_pk]))
 
 
+#: The join parents a deletion is taking, from their ``pre_delete`` (Django sends every
+#: one before it deletes anything) to their own ``post_delete`` (after their children's).
+_deleting = threading.local()
+
+
+def _being_deleted() -> set[tuple[Any, str, Any]]:
+    return _deleting.__dict__.setdefault("rows", set())
+
+
+def parent_deleting(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
+    """``pre_delete``: a parent waiting in a join that a deletion takes (itself, or its
+    own parent's, a grandparent's, cascading) is no parent to move when its children go."""
+    if getattr(sender, "workflow", None) is not None and _join_steps(sender):
+        _being_deleted().add(_named(sender, using, instance.pk))
+
+
 def child_deleted(
     sender: Any, instance: Any, using: str, origin: Any = None, **kwargs: Any
 ) -> None:
     """``post_delete``, in the deletion's transaction: a deleted child's parent's join may
-    now be complete — unless the parent is being deleted too (its children go first)."""
+    now be complete — unless the parent is being deleted too (its children go first),
+    whether the deletion began with it or further up (a customer taking its orders)."""
     model = type(instance)
+    _being_deleted().discard(_named(model, using, instance.pk))  # gone: no longer a parent
     for parent_model, field in _parents_over(model):
         parent_pk = getattr(instance, field.attname)
-        if parent_pk is not None and not _deleted_with(origin, parent_model, parent_pk):
-            evaluate(parent_model, parent_pk, using, child=_label(model, instance.pk))
+        if parent_pk is None or _deleted_with(origin, parent_model, parent_pk):
+            continue
+        if _named(parent_model, using, parent_pk) in _being_deleted():
+            continue
+        evaluate(parent_model, parent_pk, using, child=_label(model, instance.pk))
 
 
 def _deleted_with(origin: Any, parent_model: Any, parent_pk: Any) -> bool:

@@ -970,9 +970,21 @@ class Reservation(WorkflowModel):
         released = Step()
 
 
+class Carrier(models.Model):
+    """Whose consignments they are: deleting a carrier takes its consignments and their
+    parcels, children first."""
+
+    name = models.CharField(max_length=40, blank=True)
+
+    def __str__(self):
+        return self.name
+
+
 class Consignment(WorkflowModel):
     """A consignment closed for picking waits for its parcels (docs/transitions.md,
     "Joins"): shipping once all are packed or void, on hold as soon as one is lost."""
+
+    carrier = models.ForeignKey(Carrier, null=True, blank=True, on_delete=models.CASCADE)
 
     class Workflow:
         log = True
