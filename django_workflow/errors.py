@@ -188,6 +188,7 @@ class UndoNotPermitted(WorkflowError):
         "different_actor",
         "effect_ran",
         "cascaded",
+        "joined",
     )
 
     def __init__(self, reason: str, message: str = "") -> None:

@@ -53,6 +53,12 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
                 f"The last step change ({row.transition_name!r}) moved related records with it "
                 f"(cascade over {', '.join(transition.cascade)}); undo would not move them back.",
             )
+        if _completed_a_join(record, row):  # its parent moved on: undo would strand it
+            raise UndoNotPermitted(
+                "joined",
+                f"The last step change ({row.transition_name!r}) completed its parent's join, "
+                "and the parent moved on; undo would not move it back.",
+            )
     made = _first_move(row).occurred_at
     if undo.within is not None and timezone.now() - made > parse_timedelta(undo.within):
         raise UndoNotPermitted(
@@ -73,6 +79,18 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
     if undo.policy is not None and not undo.policy(actor, record, "undo"):
         raise WorkflowPermissionDenied(record, "undo", actor)
     return row
+
+
+def _completed_a_join(record: Any, row: Any) -> bool:
+    """Whether a parent's ``join`` log row names ``record`` as the child whose move, the
+    one ``row`` logged, completed it."""
+    from .models import TransitionLog
+
+    child = f"{record._meta.label} {record.pk}"
+    joins = TransitionLog.objects.using(row._state.db).filter(
+        triggered_by=Trigger.JOIN, data__child=child, occurred_at__gte=row.occurred_at
+    )
+    return joins.exists()
 
 
 def _first_move(row: Any) -> Any:

@@ -242,3 +242,23 @@ def test_a_move_that_cascaded_to_children_is_not_undone_and_nothing_changes():
         "void",
     ]
     assert not crate.history().filter(triggered_by="undo").exists()
+
+
+def test_a_childs_move_that_completed_its_parents_join_is_not_undone():
+    # Release 3 undid it: the bottle went back to open while its crate stayed sealed.
+    from tests.testapp.models import Bottle, Crate
+
+    crate = Crate.objects.create()
+    first, last = Bottle.objects.create(crate=crate), Bottle.objects.create(crate=crate)
+    crate.close()
+    first.fill()
+    first.workflow.undo()  # the join was not complete: this one is undone
+    assert Bottle.objects.get(pk=first.pk).state == "open"
+    first.refresh_from_db()
+    first.fill()
+    last.fill()  # completes the join: the crate is sealed
+    assert Crate.objects.get(pk=crate.pk).state == "sealed"
+    with pytest.raises(UndoNotPermitted) as refused:
+        last.workflow.undo()
+    assert refused.value.reason == "joined"
+    assert Bottle.objects.get(pk=last.pk).state == "filled"

@@ -57,6 +57,7 @@ class WorkflowTransitionViews:
         "different_actor": "only the person who made the move may undo it",
         "effect_ran": "the step it entered has already started its work",
         "cascaded": "its last move took related records with it",
+        "joined": "its last move completed its parent's join, and the parent moved on",
     }
 
     # What a button offers and asks ----------------------------------------------------

@@ -1072,9 +1072,10 @@ class Bottle(WorkflowModel):
 
     class Workflow:
         log = True
+        undo = Undo()
 
         open = Step(
-            Transition("fill", to="filled"),
+            Transition("fill", to="filled", undoable=True),
             Transition("void", to="void"),
             Timeout("spoil", fire_after="1h", transition_to="void"),
         )
