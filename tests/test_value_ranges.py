@@ -62,9 +62,8 @@ def test_a_transition_refuses_what_djangos_own_save_refuses_and_stores_nothing(f
         return
     # sqlite3 raises OverflowError past 64 bits; the engine says DataError, as PostgreSQL.
     expected = (DataError,) if refused is OverflowError else (refused,)
-    with pytest.raises(expected):
-        with transaction.atomic():
-            ledger.book(**{field: value})
+    with pytest.raises(expected), transaction.atomic():
+        ledger.book(**{field: value})
     state = Ledger._base_manager.values_list("state", flat=True).get(pk=ledger.pk)
     assert (state, stored(ledger.pk, field)) == ("open", stored(Ledger.objects.create().pk, field))
 
