@@ -311,3 +311,17 @@ def test_saving_a_stale_instance_leaves_the_clock_alone(at):
     stale.save()
     assert fresh(inquiry).sla_resolution_consumed == 3 * 3600
     assert resolution(inquiry).consumed == 3 * HOUR
+
+
+def test_short_stays_are_rounded_to_whole_seconds_never_truncated(at):
+    # Release 3 truncated each stay: ten self-loops of 0.9 s added nothing.
+    start = local(2026, 12, 1, 10)
+    inquiry = arrived(at, start)
+    at(start + timedelta(seconds=1))
+    inquiry = fresh(inquiry).take()
+    for loop in range(1, 11):
+        at(start + timedelta(seconds=1 + 0.9 * loop))
+        inquiry = fresh(inquiry).note()
+    # 1 s in new, then ten stays of 0.9 s, each rounded to 1 s: 11 s stored for 10 s of
+    # clock time (truncated, it was 1 s); a stay is off by half a second at most.
+    assert fresh(inquiry).sla_resolution_consumed == 11
