@@ -21,6 +21,30 @@ from tests.test_browser import ARTIFACTS, browser
 CLERK = "margareta.horvat-novakovic@accounts-receivable.example.com"
 AGENT = "first-line-support.zagreb.night-shift@helpdesk.example.com"
 
+#: Each word (a run of letters and digits) of the log's table that the page breaks across
+#: lines. A line may end at a space, a hyphen, or an e-mail address's dot or "@"; never
+#: inside a word, as "assign-ment" once did.
+BROKEN_WORDS = """
+const broken = [];
+for (const cell of document.querySelectorAll('#result_list th, #result_list td')) {
+  const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+    for (const word of text.data.matchAll(/[\\p{L}\\p{N}]+/gu)) {
+      const range = document.createRange();
+      range.setStart(text, word.index);
+      range.setEnd(text, word.index + word[0].length);
+      const lines = new Set([...range.getClientRects()].map(box => Math.round(box.top)));
+      if (lines.size > 1) broken.push({column: cell.className, word: word[0], lines: lines.size});
+    }
+  }
+}
+return broken;
+"""
+#: The trigger column's words, as the page shows them.
+TRIGGERS = """
+return [...document.querySelectorAll('#result_list td.field-trigger')].map(cell => cell.innerText);
+"""
+
 #: Each cell of the log's table: where its right edge is, whether its text overflows it.
 CELLS = """
 const box = document.querySelector('#changelist .results');
@@ -64,6 +88,10 @@ def seed_long_rows():
             subject="The customer portal rejects every password reset since the upgrade"
         )
         ticket.triage(priority="normal", actor=AGENT)
+        # The agent holds the ticket a while: rows triggered by "assignment", a long word.
+        agent = User.objects.create_user(AGENT)
+        ticket.claim(agent)
+        ticket.release(agent, comment="Back to the queue until the customer answers")
         ticket.ask_customer(actor=AGENT, comment="Asked which browser and version they use")
     steps = {
         "subscription": Subscription.objects.get(pk=subscription.pk).state,
@@ -83,7 +111,10 @@ def seed_long_rows():
 class TestTheLogAtDesktopWidth(StaticLiveServerTestCase):
     host = "127.0.0.1"
 
-    def test_every_column_of_the_log_is_in_view_beside_the_open_sidebar_at_1280_px(self):
+    def open_the_log(self, *scripts):
+        """The log of ``seed_long_rows`` at 1280 px, as a fresh profile opens it: whether
+        the navigation sidebar is open, what each of ``scripts`` returns there, the
+        table's text and [the box's scroll width, its width, the page's, the window's]."""
         from selenium.webdriver.common.by import By
 
         seed_long_rows()
@@ -104,7 +135,7 @@ class TestTheLogAtDesktopWidth(StaticLiveServerTestCase):
                 # A fresh profile: the navigation sidebar as Django opens it by default.
                 sidebar = driver.find_element(By.ID, "nav-sidebar")
                 sidebar_open = sidebar.is_displayed() and sidebar.size["width"] > 200
-                cells = driver.execute_script(CELLS)
+                found = [driver.execute_script(script) for script in scripts]
                 # The table scrolls inside its own box; the page must not scroll either.
                 box = driver.find_element(By.CSS_SELECTOR, "#changelist .results")
                 widths = driver.execute_script(
@@ -120,6 +151,10 @@ class TestTheLogAtDesktopWidth(StaticLiveServerTestCase):
                 table.screenshot(str(ARTIFACTS / f"admin-log-1280-table-{database}.png"))
             finally:
                 driver.quit()
+        return sidebar_open, found, texts, widths
+
+    def test_every_column_of_the_log_is_in_view_beside_the_open_sidebar_at_1280_px(self):
+        sidebar_open, (cells,), texts, widths = self.open_the_log(CELLS)
         box_scroll, box_width, page_scroll, window = widths
         assert sidebar_open
         assert len(cells) > 6 * 10  # headers and rows of every seeded record
@@ -130,3 +165,12 @@ class TestTheLogAtDesktopWidth(StaticLiveServerTestCase):
         assert box_scroll <= box_width and page_scroll <= window
         for words in ("Subscription", "Abandonment", "Card declined twice", CLERK[:20]):
             assert words in texts.replace("\n", " ")
+
+    def test_words_wrap_between_words_never_inside_one(self):
+        """Staff saw "assignment" broken in two in the trigger column: a line of a cell
+        ends between words (or at an e-mail address's dot or "@"), whatever the column."""
+        sidebar_open, (broken, triggers), texts, _ = self.open_the_log(BROKEN_WORDS, TRIGGERS)
+        assert sidebar_open
+        assert "assignment" in triggers, triggers  # the claim and the release
+        assert AGENT[:20] in texts.replace("\n", ""), texts
+        assert not broken, broken

@@ -10,6 +10,7 @@ Imports the log's model, ``events``, ``registry``, ``wording`` and the admin's
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -26,7 +27,8 @@ from django.db.models.functions import Cast, Concat, Substr
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils import dateformat, timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 
 from ..events import Trigger
@@ -294,7 +296,22 @@ class TransitionLogAdmin(StaffReadOnlyAdmin):
 
     @admin.display(description="actor", ordering="actor_repr")
     def actor_name(self, row: TransitionLog) -> str:
-        return row.actor_repr
+        """Who acted; a long e-mail address as username wraps at its dots and before its
+        "@" (where a line may end), never inside a word."""
+        return breakable(row.actor_repr)
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with a ``<wbr>`` before each dot and "@" that follows a letter or
+    digit: where an address or a dotted name may end a line. The text and a copy of it
+    stay as they were."""
+    parts = _BREAKS.split(text)
+    return format_html_join(mark_safe("<wbr>"), "{}", ((part,) for part in parts))
+
+
+#: Before a dot or an "@" that follows a letter or digit ("d.o.o." and "a@b.hr" break;
+#: "...", a leading "." or "@" do not).
+_BREAKS = re.compile(r"(?<=\w)(?=[.@]\w)")
 
 
 def _workflow(row: TransitionLog) -> Any:
