@@ -40,7 +40,10 @@ class EventWebhookView(View):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
         limit = workflow_settings.EVENT_MAX_BODY
-        if int(request.META.get("CONTENT_LENGTH") or 0) > limit or len(request.body) > limit:
+        declared = str(request.META.get("CONTENT_LENGTH") or "0")
+        if not declared.isdigit():
+            return _refused(400, f"The Content-Length header is no number: {declared!r}.")
+        if int(declared) > limit or len(request.body) > limit:
             return _refused(413, f"The body is larger than {limit} bytes.")
         if not _signed(request):
             refused = _refused(401, f"The {SIGNATURE_HEADER} header is missing or wrong.")
@@ -71,6 +74,8 @@ def _delivered(body: bytes) -> Any:
         event = json.loads(body)
     except (UnicodeDecodeError, ValueError):
         raise InvalidDelivery("The body is not JSON.") from None
+    except RecursionError:
+        raise InvalidDelivery("The body nests too deeply to be read.") from None
     return deliver_one(event, deliver)
 
 

@@ -85,7 +85,7 @@ def test_a_batch_is_one_transaction_an_error_undoes_all_of_it():
     ("bad", "says"),
     [
         ({"event": "psp.nothing", "key": "pay_1", "id": "x"}, "No workflow receives"),
-        ({"event": "psp.authorised", "key": "pay_1"}, "missing: ['id']"),
+        ({"event": "psp.authorised", "key": "pay_1"}, "missing: id,"),
         ("psp.authorised", "is a JSON object"),
         ({"event": "psp.authorised", "key": "pay_1", "id": "x", "seq": "7"}, "seq"),
     ],

@@ -34,9 +34,10 @@ from django.db import router, transaction
 from django.utils import timezone
 
 from ..declaration import Receive
-from ..errors import InvalidDelivery, TransitionNotAllowed, WorkflowError
+from ..errors import InvalidDelivery, InvalidLogValue, TransitionNotAllowed, WorkflowError
 from ..event_reading import deliver_one
 from ..events import Outcome, Trigger
+from ..log_values import check_data, text_problem
 from ..models import EventDelivery
 from ..registry import workflow_models
 from ..statements import Along, content_type
@@ -158,8 +159,14 @@ def _check(id: Any, data: Any, seq: Any) -> None:
         raise InvalidDelivery(
             f"An event's id is a string of 1 to 255 characters or a number, not {id!r}."
         )
+    if isinstance(id, str) and text_problem(id):
+        raise InvalidDelivery(f"An event's id {text_problem(id)}")
     if data is not None and not isinstance(data, dict):
         raise InvalidDelivery(f"An event's data is a JSON object (a dict) or None, not {data!r}.")
+    try:
+        check_data(data)  # stored with the delivery: what every database keeps and reads back
+    except InvalidLogValue as problem:
+        raise InvalidDelivery(f"An event's data {problem.problem}") from None
     if seq is not None and (
         isinstance(seq, bool) or not isinstance(seq, int) or not -(2**63) <= seq < 2**63
     ):
@@ -171,11 +178,15 @@ def _check(id: Any, data: Any, seq: Any) -> None:
 def _key_value(model: Any, receive: Receive, key: Any) -> Any:
     """``key`` as the key field holds it (``"7"`` for an integer field is 7)."""
     field = model._meta.get_field(receive.key)
+    if isinstance(key, str) and text_problem(key):
+        raise InvalidDelivery(f"An event's key {text_problem(key)}")
     try:
         value = field.to_python(key)
+        field.run_validators(value)  # an integer key beyond its column's range
     except ValidationError as problem:
         raise InvalidDelivery(
-            f"{key!r} is no value of {model.__name__}.{receive.key}: {' '.join(problem.messages)}"
+            f"An event's key {key!r} is no value of {model.__name__}.{receive.key}: "
+            f"{' '.join(problem.messages)}"
         ) from None
     if value is None or value == "":
         raise InvalidDelivery(f"An event for {model.__name__} needs a key ({receive.key}).")

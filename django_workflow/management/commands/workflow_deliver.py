@@ -64,6 +64,10 @@ class Command(BaseCommand):
             try:
                 event = json.loads(line.decode("utf-8"))
                 outcomes[Outcome(deliver_one(event, deliver).outcome)] += 1
+            except RecursionError:
+                refused += 1
+                self.stderr.write(f"line {number}: it nests too deeply to be read.")
+                continue
             except (ValueError, InvalidDelivery) as problem:
                 refused += 1
                 self.stderr.write(f"line {number}: {problem}")
