@@ -190,3 +190,15 @@ def test_buffered_events_are_looked_at_again_on_demand(time_machine, capsys):
 def test_the_command_wants_a_file_or_buffered():
     with pytest.raises(CommandError, match="not both"):
         call_command("workflow_deliver")
+
+
+def test_only_event_max_body_decides_how_large_a_body_may_be(settings, payment):
+    # Release 3 read request.body: past DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB) Django
+    # answered its own HTML 400 whatever EVENT_MAX_BODY said.
+    settings.DJANGO_WORKFLOW = {"EVENT_SECRET": SECRET, "EVENT_MAX_BODY": 4 * 2**20}
+    body = json.dumps(EVENT).encode() + b" " * (3 * 2**20)  # JSON allows the blanks
+    response = post(body, signed(body))
+    assert response.status_code == 202 and response.json()["outcome"] == "applied"
+    settings.DJANGO_WORKFLOW = {"EVENT_SECRET": SECRET, "EVENT_MAX_BODY": 2**20}
+    response = post(body, signed(body))
+    assert response.status_code == 413 and response.json()["error"].startswith("The body is")
