@@ -33,10 +33,42 @@ class WorkflowAutodetector(MigrationAutodetector):
     """Django's autodetector, plus ``RenameStep`` for the steps the questioner says
     were renamed."""
 
+    def create_renamed_fields(self) -> None:
+        # Steps are asked about after fields (the state field may itself be renamed), and
+        # before Django writes the fields' renames: a renamed step's deadline columns
+        # are renamed with it, keeping when each deadline fired.
+        super().create_renamed_fields()
+        self.step_renames = self._asked_step_renames()
+        self.create_renamed_deadline_columns()
+
     def generate_altered_fields(self) -> None:
         # Before the AlterField of the state field's choices, in the same migration.
         self.generate_renamed_steps()
         super().generate_altered_fields()
+
+    def create_renamed_deadline_columns(self) -> None:
+        """A ``RenameField`` for each deadline column of a renamed step (its fired,
+        last-fired and count columns: ``<step>_<name>_...``), not the ``RemoveField`` and
+        ``AddField`` Django writes (the help text names the step, so it offers no rename):
+        dropped, every reminder that fired would fire again."""
+        removed = self.old_field_keys - self.new_field_keys
+        added = self.new_field_keys - self.old_field_keys
+        for app_label, model_name, old, new, _model_state, _state in self.step_renames:
+            model_state = self.to_state.models[app_label, model_name]
+            for key in sorted(removed):
+                column = key[2]
+                renamed = new + column.removeprefix(old)
+                if key[:2] != (app_label, model_name) or not column.startswith(f"{old}_"):
+                    continue
+                if not column.endswith(DEADLINE_COLUMN_ENDINGS):
+                    continue
+                if (app_label, model_name, renamed) not in added:
+                    continue
+                field = model_state.get_field(renamed)
+                self.renamed_operations.append(
+                    (app_label, model_name, None, column, app_label, model_name, field, renamed)
+                )
+                self.renamed_fields[app_label, model_name, renamed] = column
 
     def generate_removed_fields(self) -> None:
         # Before the RemoveField of the column, in the same migration.
@@ -58,12 +90,20 @@ class WorkflowAutodetector(MigrationAutodetector):
             operation = OweUnranEffects(f"{app_label}.{name}", step, state)
             self.add_operation(app_label, operation, dependencies=[after_effects_table])
 
-    def generate_renamed_steps(self) -> None:
+    def _asked_step_renames(self) -> list[tuple[str, str, str, str, Any, str]]:
+        """``(app label, model name, old, new, model state, state attribute)`` of each step
+        the questioner says was renamed."""
+        renames = []
         for app_label, model_name in sorted(self.kept_model_keys):
             if self.questioner.specified_apps and app_label not in self.questioner.specified_apps:
                 continue
-            for old, new, model_state, state in self._step_renames(app_label, model_name):
-                self.add_operation(app_label, RenameStep(model_state.name, old, new, state))
+            for rename in self._step_renames(app_label, model_name):
+                renames.append((app_label, model_name, *rename))
+        return renames
+
+    def generate_renamed_steps(self) -> None:
+        for app_label, _model_name, old, new, model_state, state in self.step_renames:
+            self.add_operation(app_label, RenameStep(model_state.name, old, new, state))
 
     def _step_renames(self, app_label: str, model_name: str) -> list[tuple[str, str, Any, str]]:
         """``(old, new, model state, state attribute)`` of each step the questioner says
@@ -92,6 +132,10 @@ class WorkflowAutodetector(MigrationAutodetector):
                     added.remove(new)
                     break
         return renames
+
+
+#: How the deadline columns of a step end (``columns.py``): fired, last fired, count.
+DEADLINE_COLUMN_ENDINGS = ("_fired_at", "_last_fired_at", "_fired_count")
 
 
 def ask_step_renamed(questioner: Any, model: str, old: str, new: str) -> bool:

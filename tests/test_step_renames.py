@@ -335,6 +335,71 @@ def test_a_timeout_renamed_as_removal_and_addition_stops_the_deploy_a_rename_fie
     assert manage(project, "check", "--deploy", "--database", "default").returncode == 0
 
 
+def test_a_renamed_steps_reminder_keeps_its_fired_column_and_fires_not_again(project):
+    # Release 3 wrote RemoveField and AddField of the column with the RenameStep: the
+    # reminder that had fired fired again after migrate, and check --deploy passed.
+    declare(project, PARCEL_REMINDED)
+    manage(project, "makemigrations", "shop", "--noinput")
+    manage(project, "migrate", "--noinput")
+    parcels_in_review(project, 2)
+    fired = run(
+        project,
+        """
+        import json
+        from datetime import timedelta
+        import time_machine
+        from django.utils import timezone
+        from django_workflow.testing import run_due_work
+        with time_machine.travel(timezone.now() + timedelta(days=1, minutes=1), tick=False):
+            print(json.dumps(run_due_work()))
+        """,
+    )
+    assert fired == {"shop.Parcel:timeout:review.remind": 2}
+    declare(project, renamed(PARCEL_REMINDED, review="checking"))
+
+    manage(project, "makemigrations", "shop", answers="y\n")
+    written = migration(project, "0003")
+    assert "migrations.RenameField(" in written
+    assert (
+        "old_name='review_remind_fired_at',\n            new_name='checking_remind_fired_at',"
+        in written
+    )
+    assert "migrations.RemoveField(" not in written
+    assert manage(project, "check", "--deploy", "--database", "default").returncode == 0
+
+    # As an earlier release wrote it, dropped and added: the deploy stops (E077).
+    path = next((project / "shop" / "migrations").glob("0003_*.py"))
+    rename = written[written.index("        migrations.RenameField(") :]
+    rename = rename[: rename.index("        ),\n") + len("        ),\n")]
+    path.write_text(written.replace(rename, DROPPED_AND_ADDED))
+    refused = manage(project, "check", "--deploy", "--database", "default", ok=False)
+    assert "(django_workflow.E077) column 'review_remind_fired_at'" in refused.stderr
+    assert "adds 'checking_remind_fired_at'" in refused.stderr
+    path.write_text(written)
+    manage(project, "migrate", "--noinput")
+    again = run(
+        project,
+        """
+        import json
+        from datetime import timedelta
+        import time_machine
+        from django.utils import timezone
+        from django_workflow.testing import run_due_work
+        with time_machine.travel(timezone.now() + timedelta(days=2), tick=False):
+            print(json.dumps(run_due_work()))
+        """,
+    )
+    assert again == {}  # fired once, in review; the rename kept when
+
+
+DROPPED_AND_ADDED = """        migrations.RemoveField(model_name="parcel", name="review_remind_fired_at"),
+        migrations.AddField(
+            model_name="parcel",
+            name="checking_remind_fired_at",
+            field=models.DateTimeField(blank=True, editable=False, null=True),
+        ),
+"""
+
 RENAMED_COLUMN = """
 from django.db import migrations
 

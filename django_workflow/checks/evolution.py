@@ -57,6 +57,7 @@ class Waiting:
     added: set[tuple[str, str, str]] = field(default_factory=set)
     renamed: set[tuple[str, str, str]] = field(default_factory=set)  # the old names
     owed: set[tuple[str, str]] = field(default_factory=set)  # (model label, step)
+    steps_renamed: dict[tuple[str, str], str] = field(default_factory=dict)  # -> new name
 
     @classmethod
     def read(cls, using: str) -> Waiting:
@@ -80,6 +81,8 @@ class Waiting:
                 return
             step = operation.old if isinstance(operation, RenameStep) else operation.from_step
             self.repaired.add((label.lower(), step))
+            if isinstance(operation, RenameStep):
+                self.steps_renamed[label.lower(), operation.old] = operation.new
         elif isinstance(operation, schema.RemoveField):
             self.dropped.add((app_label, operation.model_name_lower, operation.name))
         elif isinstance(operation, schema.RenameField):
@@ -138,7 +141,10 @@ def _stray_marks(model: Any, using: str, waiting: Waiting) -> list[checks.CheckM
         suffix = EVERY_LAST_FIRED if every else TIMEOUT_FIRED
         step = _step_of(column, model.workflow.steps)
         if (*key, column) in waiting.dropped:
-            renamed_as = _added_beside(key, step, suffix, column, waiting)
+            # A renamed step's column dropped and added under the new step's name: the
+            # same loss as a renamed timeout's.
+            beside = step or _renamed_step(meta.label_lower, column, waiting)
+            renamed_as = _added_beside(key, beside, suffix, column, waiting)
             if renamed_as is None:
                 continue  # removed for good by the migration: its marks go with it
         else:
@@ -233,6 +239,13 @@ def _step_of(column: str, steps: Iterable[str]) -> str | None:
     """The declared step a generated column belongs to: the longest name it starts with."""
     owners = [step for step in steps if column.startswith(f"{step}_")]
     return max(owners, key=len, default=None)
+
+
+def _renamed_step(label: str, column: str, waiting: Waiting) -> str | None:
+    """The new name a waiting ``RenameStep`` gives the step ``column`` belongs to."""
+    owners = [(old, new) for (model, old), new in waiting.steps_renamed.items() if model == label]
+    found = [(old, new) for old, new in owners if column.startswith(f"{old}_")]
+    return max(found, key=lambda pair: len(pair[0]))[1] if found else None
 
 
 def _added_beside(
