@@ -14,6 +14,7 @@ from typing import Any
 from django.core.exceptions import FieldDoesNotExist
 
 from ..events import Event
+from ..work import names
 from .log_rows import log_fields
 from .owed_effects import owed_rows
 
@@ -86,7 +87,7 @@ def _spent_attempts(
     """Release 2's attempt rows of the work ``enter:<step>`` counting the owed entries
     (by key), taken out of that table: from now on the owed effect counts them."""
     rows = attempts._base_manager.db_manager(db).filter(
-        content_type_id=content_type.pk, work=f"enter:{step}"
+        content_type_id=content_type.pk, work=names.entry_work(step)
     )
     entered = {row.object_id: row.entered_at for row in owed}
     spent = {row.object_id: row for row in rows if entered.get(row.object_id) == row.round_key}
