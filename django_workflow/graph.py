@@ -10,15 +10,19 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.utils.translation import gettext
 
 from . import diagram_svg
+from .conditions import describe
 from .diagram_svg import (  # noqa: F401  # the drawing's names, where they were before
+    CONDITION_CHARS,
     LEGEND_BESIDE_UP_TO,
     LINE_HEIGHT,
     Box,
     Diagram,
     _n,
+    shorten,
     text_width,
 )
 
@@ -39,6 +43,22 @@ class Edge:
     label: str  # the name: the transition's or timeout's, "error" or ""
     kind: str  # "transition" | "success" | "error" | "timeout" | "join"
     text: str = ""  # what people read: the transition's label, "on error", …
+    #: A route's condition in words, whole: "if score ≥ 3", "otherwise"; "" for an edge
+    #: that is no choice between routes.
+    condition: str = ""
+
+    @property
+    def caption(self) -> str:
+        """The edge's label on one line, its condition cut short: "Triage, otherwise"."""
+        return ", ".join(part for part in (self.text, shorten(self.condition)) if part)
+
+    @property
+    def title(self) -> str:
+        """The label with the condition whole, for hovering over the edge: "" for an edge
+        without a condition."""
+        if not self.condition:
+            return ""
+        return ", ".join(part for part in (self.text, self.condition) if part)
 
 
 def edges(workflow: Any) -> list[Edge]:
@@ -46,11 +66,15 @@ def edges(workflow: Any) -> list[Edge]:
     for name, step in workflow.steps.items():
         for transition in workflow.transitions_in(name):
             text = str(workflow.transition_label(transition.name, name))
-            found += [
-                Edge(name, to, transition.name, "transition", text) for to in transition.targets
-            ]
-        for route in step.routes:
-            found.append(Edge(name, route.to, "", "success"))
+            if transition.routes:
+                found += [
+                    Edge(name, _to(route), transition.name, "transition", text, condition)
+                    for route, condition in route_conditions(transition.routes, workflow.model)
+                ]
+            elif transition.to is not None:
+                found.append(Edge(name, transition.to, transition.name, "transition", text))
+        for route, condition in route_conditions(step.routes, workflow.model):
+            found.append(Edge(name, _to(route), "", "success", condition=condition))
         if step.on_error is not None:
             found.append(Edge(name, step.on_error, "error", "error", "on error"))
         for timeout in step.timeouts:
@@ -60,6 +84,49 @@ def edges(workflow: Any) -> list[Edge]:
         for join in step.joins:
             found += join_edges(name, join)
     return [edge for edge in found if edge.target in workflow.steps]
+
+
+def route_conditions(routes: Any, model: Any) -> list[tuple[Any, str]]:
+    """Each of ``routes`` with its condition in words, as ``conditions.describe`` says it
+    to people: "if score ≥ 3"; "if a condition holds" when it cannot say (a lambda); an
+    unconditional route after others "otherwise". A lone unconditional route: ""."""
+    found = []
+    for position, route in enumerate(routes):
+        when = getattr(route, "when", None)
+        if when is None:
+            found.append((route, gettext("otherwise") if position else ""))
+            continue
+        words = _described(when, model).strip().rstrip(".")
+        if not words:
+            found.append((route, gettext("if a condition holds")))
+            continue
+        if words[:1].isupper() and not words[1:2].isupper():  # "Paid in full." → "paid in full"
+            words = words[0].lower() + words[1:]
+        found.append((route, gettext("if %(condition)s") % {"condition": words}))
+    return found
+
+
+def _described(when: Any, model: Any) -> str:
+    """``conditions.describe``, or ``""`` for what it cannot read (a ``Q`` of an expression,
+    ``Q(Exists(...))``): the diagram is drawn on every change page and must not fail."""
+    try:
+        return describe(when, model if model is not None else _NoModel)
+    except (TypeError, ValueError, AttributeError):
+        return ""
+
+
+def _to(route: Any) -> Any:
+    """Where a route goes (``None`` for what is no route: no edge; the checks say why)."""
+    return getattr(route, "to", None)
+
+
+class _NoModel:
+    """A workflow compiled without a model: a condition's fields read humanised."""
+
+    class _meta:  # what conditions.describe reads on a model
+        @staticmethod
+        def get_field(name: str) -> Any:
+            raise FieldDoesNotExist(name)
 
 
 def join_edges(step: str, join: Any) -> list[Edge]:
@@ -92,7 +159,7 @@ def mermaid(workflow: Any) -> str:
     if workflow.initial_step is not None:
         lines.append(f"    [*] --> {ids[workflow.initial_step]}")
     for edge in edges(workflow):
-        label = f": {_mermaid_text(edge.text)}" if edge.text else ""
+        label = f": {_mermaid_text(edge.caption)}" if edge.caption else ""
         lines.append(f"    {ids[edge.source]} --> {ids[edge.target]}{label}")
     for name, step in workflow.steps.items():
         if step.is_terminal:
@@ -125,9 +192,11 @@ def dot(workflow: Any) -> str:
         lines.append(f'    "{_dot_text(name)}" [label="{label}"{shape}];')
     for edge in edges(workflow):
         style = _DOT_STYLES.get(edge.kind, "")
+        if edge.title and edge.title != edge.caption:  # a condition cut short: whole on hover
+            style = f', tooltip="{_dot_text(edge.title)}"{style}'
         lines.append(
             f'    "{_dot_text(edge.source)}" -> "{_dot_text(edge.target)}" '
-            f'[label="{_dot_text(edge.text)}"{style}];'
+            f'[label="{_dot_text(edge.caption)}"{style}];'
         )
     lines.append("}")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ from xml.etree import ElementTree
 import pytest
 from django.apps import apps
 from django.core.management import CommandError, call_command
+from django.db.models import BooleanField, Q, Value
 from django.utils.translation import gettext_lazy
 
 from django_workflow import Route, Step, Timeout, Transition, graph
@@ -223,6 +224,17 @@ def read(svg):
     return {"view": view, "steps": steps, "texts": texts, "edges": drawn, "legend": legend}
 
 
+def covers(one, other, slack=0.01):
+    """Whether two texts' boxes overlap by more than ``slack``: the lines of one label
+    touch, each written a tenth of a pixel apart from a rounded first line."""
+    return (
+        one.left < other.right - slack
+        and other.left < one.right - slack
+        and one.top < other.bottom - slack
+        and other.top < one.bottom - slack
+    )
+
+
 def within(box, view):
     left, top, width, height = view
     return (
@@ -248,7 +260,7 @@ def test_every_text_and_step_lies_in_the_picture_and_no_text_covers_another(mode
         (a, b)
         for i, (a, one) in enumerate(texts)
         for b, other in texts[i + 1 :]
-        if one.intersects(other)
+        if covers(one, other)
     ]
     assert not covered
     steps = list(drawing["steps"].values())
@@ -279,9 +291,10 @@ def test_every_edge_is_drawn_with_its_label(model):
     shown = set()
     for edge, (*_, path, label) in zip(edges, drawing["edges"], strict=True):
         assert path.startswith("M ") and " C " in path
-        key = (edge.source, edge.kind, edge.text, edge.source == edge.target)
-        if edge.text and key not in shown:  # one label for the routes of one transition
-            assert label == edge.text
+        key = (edge.source, edge.kind, edge.text, edge.condition, edge.source == edge.target)
+        words = " ".join(part for part in (edge.text, graph.shorten(edge.condition)) if part)
+        if words and key not in shown:  # one label for the edges that read alike
+            assert label == words
         else:
             assert label is None
         shown.add(key)
@@ -416,3 +429,125 @@ def test_the_svg_scales_to_its_box():
     svg = graph.svg(Decision.workflow)
     view = read(svg)["view"]
     assert f'width="{graph._n(view[2])}" height="{graph._n(view[3])}"' in svg
+
+
+# Routes: each way out of an automatic step's on_success or a routed transition reads as
+# its condition, the last unconditional one as "otherwise".
+
+
+def edge_titles(svg):
+    """{(source, target): the <title> of the edge's group, or None}."""
+    root = ElementTree.fromstring(svg)
+    return {
+        (group.get("data-source"), group.get("data-target")): (
+            group.find(f"{SVG}title").text if group.find(f"{SVG}title") is not None else None
+        )
+        for group in root.iter(f"{SVG}g")
+        if "edge" in group.get("class", "").split()
+    }
+
+
+def test_the_routes_of_on_success_read_as_their_conditions_everywhere():
+    hiring = apps.get_model("hiring", "Candidate").workflow
+    routes = [e for e in graph.edges(hiring) if e.source == "screening" and e.kind == "success"]
+    assert [(e.target, e.condition) for e in routes] == [
+        ("scheduling", "if score ≥ 3"),
+        ("rejected", "otherwise"),
+    ]
+    mermaid = graph.mermaid(hiring).splitlines()
+    assert "    s_screening --> s_scheduling: if score ≥ 3" in mermaid
+    assert "    s_screening --> s_rejected: otherwise" in mermaid
+    dot = graph.dot(hiring).splitlines()
+    assert '    "screening" -> "scheduling" [label="if score ≥ 3"];' in dot
+    assert '    "screening" -> "rejected" [label="otherwise"];' in dot
+    drawn = {(s, t): label for kind, s, t, _, label in read(graph.svg(hiring))["edges"]}
+    assert drawn["screening", "scheduling"] == "if score ≥ 3"
+    assert drawn["screening", "rejected"] == "otherwise"
+    titles = edge_titles(graph.svg(hiring))
+    assert titles["screening", "scheduling"] == "if score ≥ 3"
+    assert titles["screening", "rejected"] == "otherwise"
+    assert titles["scheduling", "awaiting_interview"] is None  # one route: no condition
+
+
+def test_the_routes_of_a_transition_read_as_its_label_and_their_conditions():
+    support = apps.get_model("support", "Ticket").workflow
+    mermaid = graph.mermaid(support).splitlines()
+    assert "    s_new --> s_urgent: Triage, if priority = “urgent”" in mermaid
+    assert "    s_new --> s_billing: Triage, if team = “billing”" in mermaid
+    assert "    s_new --> s_technical: Triage, otherwise" in mermaid
+    dot = graph.dot(support).splitlines()
+    assert '    "new" -> "urgent" [label="Triage, if priority = “urgent”"];' in dot
+    assert '    "new" -> "technical" [label="Triage, otherwise"];' in dot
+    svg = graph.svg(support, current="new")
+    drawn = {(s, t): label for kind, s, t, _, label in read(svg)["edges"] if s == "new"}
+    # Each route its own label, the transition's name over its condition.
+    assert drawn == {
+        ("new", "urgent"): "Triage if priority = “urgent”",
+        ("new", "billing"): "Triage if team = “billing”",
+        ("new", "technical"): "Triage otherwise",
+    }
+    titles = edge_titles(svg)
+    assert titles["new", "urgent"] == "Triage, if priority = “urgent”"
+    assert titles["new", "technical"] == "Triage, otherwise"
+
+
+def spam_filter(record):
+    """Passes the spam filter."""
+    return True
+
+
+def test_a_long_condition_is_cut_short_with_its_whole_text_in_the_title():
+    long = Q(customer_reference__startswith="ACME-ENTERPRISE-") & ~Q(region__in=["north", "east"])
+    declaration = type(
+        "Routed",
+        (),
+        {
+            "received": Step(
+                action="sort",
+                on_success=[
+                    Route("big", when=long),
+                    Route("checked", when=spam_filter),
+                    Route("odd", when=lambda record: True),
+                    Route("expression", when=Q(Value(True, output_field=BooleanField()))),
+                    Route("rest"),
+                ],
+            ),
+            "big": Step(),
+            "checked": Step(),
+            "odd": Step(),
+            "expression": Step(),
+            "rest": Step(),
+        },
+    )
+    workflow = compile_workflow(None, declaration)  # no model: the names humanised
+    whole = (
+        "if customer reference starts with “ACME-ENTERPRISE-” and not (region in “north”, “east”)"
+    )
+    routes = {e.target: e.condition for e in graph.edges(workflow)}
+    assert routes == {
+        "big": whole,
+        "checked": "if passes the spam filter",
+        "odd": "if a condition holds",
+        "expression": "if a condition holds",  # what describe cannot read
+        "rest": "otherwise",
+    }
+    short = graph.shorten(whole)
+    assert short.endswith("…") and len(short) <= graph.CONDITION_CHARS
+    assert whole.startswith(short[:-1])
+    assert f"    s_received --> s_big: {short}" in graph.mermaid(workflow).splitlines()
+    assert (
+        f'    "received" -> "big" [label="{short}", tooltip="{whole}"];'
+        in graph.dot(workflow).splitlines()
+    )
+    svg = graph.svg(workflow)
+    drawn = {t: label for kind, s, t, _, label in read(svg)["edges"]}
+    assert drawn["big"] == short and drawn["checked"] == "if passes the spam filter"
+    assert edge_titles(svg)["received", "big"] == whole  # hover for the whole condition
+    assert all(len(line) <= 22 for line, _ in read(svg)["texts"]), read(svg)["texts"]
+
+
+def test_shorten_cuts_between_words_when_it_can():
+    assert graph.shorten("short enough") == "short enough"
+    assert graph.shorten("x" * 60) == "x" * (graph.CONDITION_CHARS - 1) + "…"
+    cut = graph.shorten("if the customer has paid every invoice of the last twelve months")
+    assert cut == "if the customer has paid every invoice…", cut

@@ -13,10 +13,11 @@ steps and of a vertex per edge label), ``routing`` (the lines between them),
 from .drawing import Diagram, layout, svg
 from .legend import EDGE_KINDS, LEGEND_BESIDE_UP_TO, STEP_KINDS
 from .placing import Node
-from .primitives import LINE_HEIGHT, Box, Text, _n, text_width, wrap
+from .primitives import CONDITION_CHARS, LINE_HEIGHT, Box, Text, _n, shorten, text_width, wrap
 from .routing import Arrow
 
 __all__ = [
+    "CONDITION_CHARS",
     "EDGE_KINDS",
     "LEGEND_BESIDE_UP_TO",
     "LINE_HEIGHT",
@@ -28,6 +29,7 @@ __all__ = [
     "Text",
     "_n",  # coordinates written short; graph.py hands it on to the diagram's tests
     "layout",
+    "shorten",
     "svg",
     "text_width",
     "wrap",

@@ -76,9 +76,12 @@ def svg(workflow: Any, edges: list[Any], current: str | None = None) -> str:
     for arrow in diagram.arrows:
         edge = arrow.edge
         label = arrow.label.svg() if arrow.label else ""
+        # A route's whole condition, which its label may show cut short, on hover.
+        title = getattr(edge, "title", "")
+        title = f"<title>{escape(title)}</title>" if title else ""
         parts.append(
             f'<g class="edge {edge.kind}" data-source="{escape(edge.source)}" '
-            f'data-target="{escape(edge.target)}"><path d="{arrow.path}" '
+            f'data-target="{escape(edge.target)}">{title}<path d="{arrow.path}" '
             f'marker-end="url(#workflow-arrow-{edge.kind})"/>{label}</g>'
         )
     for node in diagram.nodes:

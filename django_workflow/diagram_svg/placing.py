@@ -17,7 +17,7 @@ from grandalf.graphs import Edge as _LayoutEdge
 from grandalf.graphs import Vertex, graph_core
 from grandalf.layouts import SugiyamaLayout
 
-from .primitives import EDGE_FONT, NODE_FONT, Box, Text, wrap
+from .primitives import EDGE_FONT, NODE_FONT, Box, Text, shorten, wrap
 
 #: Padding of a step's text in its box, the narrowest box, a line's longest run.
 NODE_PAD_X, NODE_PAD_Y, NODE_MIN_WIDTH, NODE_WRAP = 12, 8, 80, 22
@@ -95,7 +95,7 @@ class Layered:
             )
         self.all = list(self.vertices.values())
         self.joins: list[_LayoutEdge] = []
-        self.labels: dict[tuple[str, str, str, bool], Label] = {}
+        self.labels: dict[tuple[str, str, str, str, bool], Label] = {}
         self.chains: list[Chain] = []
 
     def join(self, source: Vertex, target: Vertex) -> _LayoutEdge:
@@ -106,25 +106,30 @@ class Layered:
 
     def add(self, edge: Any) -> None:
         """``edge`` as joins: straight, or through its label's vertex (one per source,
-        kind and text, shared by the edges that read alike)."""
+        kind, text and condition, shared by the edges that read alike)."""
         vertices = self.vertices
         loop = edge.source == edge.target
-        if not (edge.text or loop):
+        condition = getattr(edge, "condition", "")
+        if not (edge.text or condition or loop):
             self.chains.append(
                 (edge, None, [self.join(vertices[edge.source], vertices[edge.target])])
             )
             return
-        key = (edge.source, edge.kind, edge.text, loop)
+        key = (edge.source, edge.kind, edge.text, condition, loop)
         label = self.labels.get(key)
         first = label is None
         if label is None:
-            label = self.labels[key] = self._label(edge.text, loop)
+            label = self.labels[key] = self._label(edge.text, condition, loop)
         into = [self.join(vertices[edge.source], label.vertex)] if first else []
         out = [] if loop else [self.join(label.vertex, vertices[edge.target])]
         self.chains.append((edge, label, into + out))
 
-    def _label(self, words: str, loop: bool) -> Label:
-        text = Text(wrap(words, LABEL_WRAP), EDGE_FONT)
+    def _label(self, words: str, condition: str, loop: bool) -> Label:
+        """The label's vertex: its words, then a route's condition on lines of its own,
+        cut short (``shorten``; the whole of it is the edge's ``<title>``)."""
+        parts = [words, shorten(condition)] if condition else [words]
+        lines = tuple(line for part in parts if part for line in wrap(part, LABEL_WRAP))
+        text = Text(lines or ("",), EDGE_FONT)
         vertex = Vertex(("label", len(self.labels)))
         if loop:  # room for the loop round the text
             size = (2 * loop_reach(text) + 8, text.height + LOOP_TOP + LOOP_BOTTOM)

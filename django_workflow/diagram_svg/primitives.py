@@ -13,6 +13,10 @@ from html import escape
 #: Font sizes (px) of a step's name and of an edge's label, and the line height factor.
 NODE_FONT, EDGE_FONT, LINE_HEIGHT = 12, 11, 1.3
 
+#: The most characters of a route's condition an edge's label shows; a longer one is cut
+#: short with an ellipsis, its whole text in the edge's ``<title>`` (two lines of a label).
+CONDITION_CHARS = 40
+
 #: Advance widths in em, a little above DejaVu Sans's (Debian's default sans-serif).
 _NARROW, _SEMI, _WIDE = set("ijl|.,:;'!`"), set('frtI()[]{} -/"*'), set("mwMW@%")
 
@@ -46,6 +50,18 @@ def wrap(text: str, limit: int) -> tuple[str, ...]:
         else:
             lines.append(word)
     return tuple(lines) or ("",)
+
+
+def shorten(text: str, limit: int = CONDITION_CHARS) -> str:
+    """``text`` whole when it has at most ``limit`` characters; else cut to fit with "…",
+    between words when a space leaves at least half of it."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
 
 
 @dataclass
