@@ -32,10 +32,11 @@ from .columns import (
     sla_warned_column,
 )
 from .compiled import CompiledWorkflow, compile_workflow
-from .record_workflow import WorkflowAttribute
 from .work import counts_firings
 
 STATE_MAX_LENGTH = 100
+#: Names a transition cannot take (E017): ``record.workflow`` holds every other call.
+LIBRARY_NAMES = frozenset({"workflow"})
 #: The state field's verbose name: the admin's column and filter say "Step", as every
 #: other text of the package does.
 STEP = "step"
@@ -222,7 +223,9 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
     if not defines(STATE_ENTERED_AT, attrs, bases):
         attrs[STATE_ENTERED_AT] = _entered_at_field()
     for name in workflow.transition_names:
-        if name.isidentifier() and not keyword.iskeyword(name) and not defines(name, attrs, bases):
+        if name in LIBRARY_NAMES or not name.isidentifier() or keyword.iskeyword(name):
+            continue
+        if not defines(name, attrs, bases):
             attrs[name] = transition_method(name)
     if workflow.assignment:
         for name, method in ASSIGNMENT_METHODS.items():
@@ -327,7 +330,7 @@ class WorkflowModelBase(ModelBase):
         cls = super().__new__(mcs, name, bases, attrs, **kwargs)
         cls._workflow_declaration = declaration
         compiled = compile_workflow(cls, declaration) if declaration is not None else None
-        cls.workflow = WorkflowAttribute(compiled) if compiled is not None else None
+        cls._workflow_compiled = compiled  # what ``WorkflowModel.workflow`` answers
         if compiled is not None and not (cls._meta.abstract or cls._meta.proxy):
             try:
                 _add_indexes(cls, deadline_indexes(cls, compiled))

@@ -21,11 +21,8 @@ if TYPE_CHECKING:
 
 
 class WorkflowAttribute:
-    """``Model.workflow``: the compiled declaration on the class, a ``RecordWorkflow``
-    on a record."""
-
-    def __init__(self, compiled: CompiledWorkflow) -> None:
-        self.compiled = compiled
+    """``Model.workflow``: the compiled declaration on the class (``None`` without one), a
+    ``RecordWorkflow`` on a record. The metaclass stores each class's declaration."""
 
     @overload
     def __get__(self, record: None, owner: Any = None) -> CompiledWorkflow: ...
@@ -34,9 +31,10 @@ class WorkflowAttribute:
     def __get__(self, record: models.Model, owner: Any = None) -> RecordWorkflow: ...
 
     def __get__(self, record: Any, owner: Any = None) -> Any:
-        if record is None:
-            return self.compiled
-        return RecordWorkflow(record, self.compiled)
+        compiled = getattr(owner if owner is not None else type(record), "_workflow_compiled", None)
+        if record is None or compiled is None:
+            return compiled
+        return RecordWorkflow(record, compiled)
 
 
 class RecordWorkflow:

@@ -10,7 +10,7 @@ them alone.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 from django.db import models, transaction
 
@@ -80,7 +80,7 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     """Subclass this and declare an inner ``class Workflow:``."""
 
     #: The compiled declaration on the class; on a record, ``RecordWorkflow``.
-    workflow: ClassVar[WorkflowAttribute]
+    workflow = WorkflowAttribute()
 
     objects = WorkflowManager()
 

@@ -67,7 +67,7 @@ def hostile(rng):
 @pytest.fixture
 def records(settings):
     settings.DJANGO_WORKFLOW = {"EVENT_SECRET": SECRET, "EVENT_MAX_BODY": 1_000_000}
-    return Payment.objects.create(psp_ref="pay_1"), Ledger.objects.create(code="L-1")
+    return Payment.objects.create(psp_ref="pay_1"), Ledger.objects.create(ref="L-1")
 
 
 def stored():

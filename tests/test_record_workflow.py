@@ -96,3 +96,15 @@ def test_undo_passes_over_the_reminders_an_every_sent_in_the_stay(clock, editor)
     assert record.workflow.current_step == "draft"
     undone = record.workflow.history().last()
     assert (undone.triggered_by, undone.reverses.transition_name) == ("undo", "release")
+
+
+def test_a_transition_cannot_take_the_name_workflow(declare):
+    from django_workflow import Step, Transition
+
+    class Workflow:
+        start = Step(Transition("workflow", to="done"))
+        done = Step()
+
+    model = declare(Workflow)
+    assert [error.id for error in check_model(model)] == ["django_workflow.E017"]
+    assert isinstance(model(pk=1).workflow, RecordWorkflow)  # the calls stay reachable

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 import textwrap
@@ -392,7 +393,8 @@ def test_a_renamed_steps_reminder_keeps_its_fired_column_and_fires_not_again(pro
     assert again == {}  # fired once, in review; the rename kept when
 
 
-DROPPED_AND_ADDED = """        migrations.RemoveField(model_name="parcel", name="review_remind_fired_at"),
+DROPPED_AND_ADDED = """\
+        migrations.RemoveField(model_name="parcel", name="review_remind_fired_at"),
         migrations.AddField(
             model_name="parcel",
             name="checking_remind_fired_at",
@@ -410,3 +412,44 @@ class Migration(migrations.Migration):
         migrations.RenameField("parcel", "review_{old}_fired_at", "review_{new}_fired_at"),
     ]
 """
+
+
+def test_the_new_codes_worker_started_before_migrate_waits_for_it(project):
+    # Release 3's crashed in its start-up recompute: no such column ..._remind_fired_at.
+    declare(project, PARCEL_REMINDED)
+    manage(project, "makemigrations", "shop", "--noinput")
+    manage(project, "migrate", "--noinput")
+    parcels_in_review(project, 1)
+    declare(project, renamed(PARCEL_REMINDED, review="checking"))
+    manage(project, "makemigrations", "shop", answers="y\n")
+
+    once = manage(project, "workflow_worker", "--once", ok=False)
+    assert once.returncode == 1
+    assert "1 migration(s) not applied yet (shop.0003_" in once.stderr
+    assert "run migrate first; nothing was run" in once.stderr
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "settings", "PYTHONUNBUFFERED": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(project), str(ROOT)])
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "django", "workflow_worker"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert "waiting for migrate before starting" in next_line(worker)
+        manage(project, "migrate", "--noinput")
+        assert next_line(worker).strip() == "Migrations applied: starting."
+        assert worker.poll() is None  # it goes on: its summary, its clusters
+    finally:
+        worker.terminate()
+        worker.wait(30)
+
+
+def next_line(process, seconds=60):
+    """The process's next line of output; fails instead of waiting past ``seconds``."""
+    ready, _, _ = select.select([process.stdout], [], [], seconds)
+    assert ready, f"no output within {seconds} s"
+    return process.stdout.readline()

@@ -71,7 +71,7 @@ def test_a_transition_refuses_what_djangos_own_save_refuses_and_stores_nothing(f
 @pytest.mark.parametrize("field, value", [c for c in CASES if isinstance(c[1], int)])
 def test_an_event_carrying_an_integer_its_column_cannot_hold_is_refused(field, value):
     refused, kept = djangos_own(field, value)
-    ledger = Ledger.objects.create(code="L-1")
+    ledger = Ledger.objects.create(ref="L-1")
     if refused is None:  # a value its column holds: applied as Django stores it
         deliver("ledger.booked", "L-1", id=f"e-{field}-{value}", data={field: value})
         assert stored(ledger.pk, field) == kept
@@ -79,4 +79,4 @@ def test_an_event_carrying_an_integer_its_column_cannot_hold_is_refused(field, v
     with pytest.raises(InvalidDelivery, match=f"Ledger.{field}"):
         deliver("ledger.booked", "L-1", id=f"e-{field}-{value}", data={field: value})
     assert not EventDelivery.objects.exists()
-    assert Ledger.objects.get(code="L-1").state == "open"
+    assert Ledger.objects.get(ref="L-1").state == "open"

@@ -11,7 +11,7 @@ from django.utils.functional import Promise
 from ..compiled import CompiledWorkflow
 from ..declaration import RESERVED, Route, Transition
 from ..evaluation import lookup_roots, lookups
-from ..generation import is_generated
+from ..generation import LIBRARY_NAMES, is_generated
 from ..relations import relation_named
 from .common import Messages, error, field, where
 
@@ -273,7 +273,8 @@ def _check_method_names(model: Any, workflow: CompiledWorkflow) -> Messages:
     """E017: each transition name becomes a model method, so it must be free and valid."""
     for name in workflow.transition_names:
         attribute = getattr(model, name, None) if name.isidentifier() else None
-        if not name.isidentifier() or (attribute is not None and not is_generated(attribute)):
+        taken = name in LIBRARY_NAMES or (attribute is not None and not is_generated(attribute))
+        if not name.isidentifier() or taken:
             yield error(
                 model,
                 f"transition {name!r} cannot become the method `{model.__name__}.{name}`: "

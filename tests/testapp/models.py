@@ -1344,10 +1344,11 @@ class Ledger(WorkflowModel):
     amount = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
     code = models.CharField(max_length=10, blank=True)
     booked_on = models.DateField(null=True, blank=True)
+    ref = models.CharField(max_length=20, unique=True, null=True, blank=True)
 
     class Workflow:
         log = True
-        events = {"ledger.booked": Receive(key="code", transition="book")}
+        events = {"ledger.booked": Receive(key="ref", transition="book")}
 
         open = Step(
             Transition(

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from django_workflow.deadlines import catch_up
 from django_workflow.pacing import pace_every_write
@@ -25,6 +26,7 @@ from django_workflow.registry import workflow_models
 from django_workflow.schedulers import Scheduler, all_works, loaded
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
+from django_workflow.unapplied import unapplied
 
 #: The worker's lines and django-q2's, like
 #: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local
@@ -32,6 +34,10 @@ from django_workflow.testing import run_due_work
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: django-q2's logger (its name is fixed; ``Q_CLUSTER["name"]`` does not change it).
 QUEUE_LOGGER = "django-q"
+
+
+#: How often a worker started before ``migrate`` looks again, in seconds.
+MIGRATE_WAIT = 2.0
 
 
 class Command(BaseCommand):
@@ -52,6 +58,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         configure_logging(options["verbosity"], self.stdout)
         pace_every_write()
+        self._wait_for_migrate(options["once"])
         works, schedulers = all_works(), loaded()
         self._summary(works, schedulers)
         for label, count in catch_up(workflow_models()).items():
@@ -82,6 +89,21 @@ class Command(BaseCommand):
             if scheduler.arranges:
                 said = ", ".join(f"{k} {v}" for k, v in counts.items())
                 self.stdout.write(f"{scheduler.arranges}: {said}")
+
+    def _wait_for_migrate(self, once: bool) -> None:
+        """New code started before ``migrate`` (a rolling deploy) waits for it: its models
+        would read columns that do not exist yet. ``--once`` runs nothing and fails."""
+        waiting = unapplied(workflow_models())
+        if not waiting:
+            return
+        said = f"{len(waiting)} migration(s) not applied yet ({', '.join(waiting[:3])}"
+        said += ", …)" if len(waiting) > 3 else ")"
+        if once:
+            raise CommandError(f"{said}: run migrate first; nothing was run.")
+        self.stdout.write(f"{said}: waiting for migrate before starting.")
+        while unapplied(workflow_models()):
+            time.sleep(MIGRATE_WAIT)
+        self.stdout.write("Migrations applied: starting.")
 
     def _summary(self, works: list[Any], schedulers: list[Scheduler]) -> None:
         self.stdout.write(f"{len(works)} unit(s) of work:")
