@@ -207,3 +207,56 @@ def test_a_cascade_that_is_no_mapping_is_an_error(parent_with):
 
 def test_a_cascade_over_a_workflow_child_declaring_the_transition_is_accepted(parent_with):
     assert check_model(parent_with({"items": "void"}, ChildWorkflow)) == []
+
+
+# Trees of one model: any depth, cycles in the data ---------------------------------------
+
+
+def closed(nodes):
+    from tests.testapp.models import Node
+
+    return sorted(Node.objects.filter(pk__in=[n.pk for n in nodes]).values_list("state", flat=True))
+
+
+def closing_rows(nodes):
+    rows = TransitionLog.objects.filter(
+        content_type__model="node", object_id__in=[str(n.pk) for n in nodes], to_state="closed"
+    )
+    return sorted(int(pk) for pk in rows.values_list("object_id", flat=True))
+
+
+def test_a_tree_three_hundred_deep_closes_without_recursion():
+    # Release 3 raised RecursionError past about 150 levels.
+    from tests.testapp.models import Node
+
+    chain = [Node.objects.create()]
+    for _ in range(299):
+        chain.append(Node.objects.create(parent=chain[-1]))
+    chain[0].close()
+    assert closed(chain) == ["closed"] * 300
+    assert closing_rows(chain) == sorted(n.pk for n in chain)  # each once
+    root_row = TransitionLog.objects.get(object_id=str(chain[0].pk), to_state="closed")
+    assert root_row.data["cascaded"] == 1  # its one child; that child's row counts its own
+    deepest = TransitionLog.objects.get(object_id=str(chain[-2].pk), to_state="closed")
+    assert (deepest.triggered_by, deepest.data["cascaded"]) == ("cascade", 1)
+
+
+def test_a_cycle_in_the_data_moves_each_record_once():
+    from tests.testapp.models import Node
+
+    first, second = Node.objects.create(), Node.objects.create()
+    Node.objects.filter(pk=first.pk).update(parent=second)
+    Node.objects.filter(pk=second.pk).update(parent=first)
+    alone = Node.objects.create()
+    Node.objects.filter(pk=alone.pk).update(parent=alone)  # its own parent
+    Node.objects.get(pk=first.pk).close()
+    Node.objects.get(pk=alone.pk).close()
+    assert closed([first, second, alone]) == ["closed"] * 3
+    assert closing_rows([first, second, alone]) == sorted([first.pk, second.pk, alone.pk])
+
+
+def test_a_cascade_reaching_its_own_model_is_said_in_a_check():
+    from tests.testapp.models import Node
+
+    [said] = check_model(Node)
+    assert said.id == "django_workflow.I001" and "back to testapp.Node itself" in said.msg

@@ -34,6 +34,10 @@ def warning(model: Any, message: str, hint: str, code: str) -> checks.Warning:
     )
 
 
+def info(model: Any, message: str, hint: str, code: str) -> checks.Info:
+    return checks.Info(message, hint=hint or None, obj=model, id=f"django_workflow.{code}")
+
+
 def where(step: str, entity: str = "") -> str:
     """``step 'review', transition 'approve'``: the place a message is about."""
     return f"step {step!r}" + (f", {entity}" if entity else "")

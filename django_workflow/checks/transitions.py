@@ -13,7 +13,7 @@ from ..declaration import RESERVED, Route, Transition
 from ..evaluation import lookup_roots, lookups
 from ..generation import LIBRARY_NAMES, is_generated
 from ..relations import relation_named
-from .common import Messages, error, field, where
+from .common import Messages, error, field, info, where
 
 
 def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
@@ -34,7 +34,8 @@ def check_transitions(model: Any, workflow: CompiledWorkflow) -> Messages:
 
 def _check_cascade(model: Any, place: str, cascade: Any) -> Messages:
     """E055: ``cascade`` maps reverse relations of the model to transition names; E056: each
-    reaches a workflow model; E057: whose workflow declares the transition."""
+    reaches a workflow model; E057: whose workflow declares the transition; I001: one
+    reaching the model itself (a tree, perhaps with cycles in its data)."""
     if not cascade:
         return
     if not isinstance(cascade, dict):
@@ -60,6 +61,16 @@ def _check_cascade(model: Any, place: str, cascade: Any) -> Messages:
             continue
         child = relation.related_model
         workflow = getattr(child, "workflow", None)
+        if child._meta.concrete_model is model._meta.concrete_model:
+            yield info(
+                model,
+                f"{place} cascades over {related_name!r} back to {model._meta.label} itself: "
+                "a cycle in the data (a record its own parent, two records each the other's) "
+                "comes back to a record already moving, which stays where it is; each record "
+                "moves at most once per cascade, at any depth.",
+                "Nothing to do for a tree; silence django_workflow.I001 once you know it.",
+                "I001",
+            )
         if not isinstance(workflow, CompiledWorkflow):
             yield error(
                 model,

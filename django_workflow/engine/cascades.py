@@ -19,8 +19,8 @@ decision of its own (routes, ``when``, an action, a cascade of its own).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -29,31 +29,110 @@ from django.utils import timezone
 from ..errors import WorkflowError
 from ..events import Event, Trigger
 from ..relations import children_of
-from .joins import leaving
+from .joins import leaving_token, left
 from .moves import database, entry_changes, move_many
 
-#: Moves one child (locked, in a step offering the transition) through the named
-#: transition as ``actor``, as trigger ``cascade``; raises a ``WorkflowError`` when it
-#: may not (its ``when`` does not hold, no route matched).
-MoveChild = Callable[[Any, str, Any], Any]
+#: A child's move through the named transition as ``actor`` (trigger ``cascade``), decided
+#: but not taken: its own ``cascade`` (``None`` without one) and the move itself, given
+#: what that cascade moved. Raises a ``WorkflowError`` when the child may not move (its
+#: ``when`` does not hold, no route matched).
+DecideChild = Callable[[Any, str, Any], tuple[Any, Callable[[Any], Any]]]
+
+#: One record's children to move, as a generator: it yields ``(child, transition name)``
+#: for each child whose move is decided on its own, is sent whether it moved, and
+#: returns the counts of the record's cascade.
+Children = Generator[tuple[Any, str], bool, dict[str, dict[str, int]]]
 
 
 def cascading(
-    record: Any, cascade: dict[str, str], take: Callable[[Event], Any], move_child: MoveChild
+    record: Any, cascade: dict[str, str], take: Callable[[Event], Any], decide_child: DecideChild
 ) -> Callable[[Event], Any]:
     """``take`` (the parent's move, given its event) preceded by its children's moves, in
     one transaction; the parent's log row ``data`` gets the counts (``counted``)."""
 
     def take_with_children(event: Event) -> Any:
         with transaction.atomic(using=database(record)):
-            with leaving(record):
-                counts = {
-                    related_name: move_children(record, related_name, name, event.actor, move_child)
-                    for related_name, name in cascade.items()
-                }
+            counts = walk(record, cascade, event.actor, decide_child)
             return take(replace(event, data=counted(event.data, counts)))
 
     return take_with_children
+
+
+@dataclass
+class _Descent:
+    """A child whose own cascade is under way: its move waits for its children's."""
+
+    take: Callable[[Any], Any]
+    savepoint: str
+    db: str
+    leaving: Any
+
+
+def walk(root: Any, cascade: dict[str, str], actor: Any, decide_child: DecideChild) -> Any:
+    """Move ``root``'s children (``cascade``), theirs before each (any depth, without
+    recursion: a stack of ``_children`` generators), each record at most once (a cycle in
+    the data comes back to a record already moving: it stays). A child whose move is
+    refused undoes its own children's (a savepoint each). Returns ``root``'s counts."""
+    visited = {_key(root)}
+    top = _Descent(lambda counts: None, "", "", leaving_token(root))
+    stack: list[tuple[Children, _Descent]] = [(_children(root, cascade, actor), top)]
+    try:
+        return _descend(stack, visited, actor, decide_child)
+    except BaseException:
+        for _children_left, descent in reversed(stack):  # their joins are asked again
+            left(descent.leaving)
+        raise
+
+
+def _descend(
+    stack: list[tuple[Children, _Descent]], visited: set[Any], actor: Any, decide: DecideChild
+) -> Any:
+    """``walk``'s loop: run the generator on top of ``stack`` until it asks for a child,
+    decide the child, and either take its move or push its own children."""
+    sent: bool | None = None
+    while True:
+        children, descent = stack[-1]
+        try:
+            child, name = children.send(sent)  # type: ignore[arg-type]
+        except StopIteration as finished:
+            stack.pop()
+            left(descent.leaving)
+            if not stack:
+                return finished.value
+            sent = _finish(descent, finished.value)
+            continue
+        sent = False
+        if _key(child) in visited:
+            continue
+        visited.add(_key(child))
+        try:
+            own_cascade, take = decide(child, name, actor)
+        except WorkflowError:
+            continue
+        db = database(child)
+        descent = _Descent(take, transaction.savepoint(using=db), db, leaving_token(child))
+        if own_cascade:
+            stack.append((_children(child, own_cascade, actor), descent))
+            sent = None
+        else:
+            left(descent.leaving)
+            sent = _finish(descent, None)
+
+
+def _finish(descent: _Descent, counts: Any) -> bool:
+    """Take a child's decided move (``counts``: what its own cascade moved); a refusal
+    rolls its savepoint back, its children's moves with it."""
+    try:
+        descent.take(counts)
+    except WorkflowError:
+        transaction.savepoint_rollback(descent.savepoint, using=descent.db)
+        return False
+    transaction.savepoint_commit(descent.savepoint, using=descent.db)
+    return True
+
+
+def _key(record: Any) -> tuple[Any, Any]:
+    return (record._meta.concrete_model, record.pk)
 
 
 def counted(data: Any, counts: dict[str, dict[str, int]]) -> dict[str, Any]:
@@ -68,10 +147,17 @@ def counted(data: Any, counts: dict[str, dict[str, int]]) -> dict[str, Any]:
     return {"data": data, **mine}
 
 
-def move_children(
-    record: Any, related_name: str, name: str, actor: Any, move_child: MoveChild
-) -> dict[str, int]:
-    """Move the children offering ``name``; ``{"moved": m, "stayed": s}``."""
+def _children(record: Any, cascade: dict[str, str], actor: Any) -> Children:
+    """``record``'s children to move, relation by relation (see ``Children``)."""
+    counts = {}
+    for related_name, name in cascade.items():
+        counts[related_name] = yield from _children_over(record, related_name, name, actor)
+    return counts
+
+
+def _children_over(record: Any, related_name: str, name: str, actor: Any) -> Children:
+    """Move the children over ``related_name`` offering ``name``: the plain ones of a step
+    together, the others one by one (yielded); ``{"moved": m, "stayed": s}``."""
     children = children_of(record, related_name, database(record))
     workflow = children.model.workflow
     moved = 0
@@ -82,8 +168,9 @@ def move_children(
         in_step = children.filter(**{workflow.state_attribute: step})
         if _plain(declared):
             moved += _move_group(in_step, step, declared, actor)
-        else:
-            moved += _move_each(in_step, name, actor, move_child)
+            continue
+        for child in in_step.order_by("pk").select_for_update():
+            moved += bool((yield (child, name)))
     return {"moved": moved, "stayed": children.count() - moved}
 
 
@@ -114,17 +201,3 @@ def _move_group(in_step: Any, step: str, declared: Any, actor: Any) -> int:
     event = Event(step, declared.to, declared.name, Trigger.CASCADE, actor)
     claim = model._base_manager.using(db).filter(pk__in=keys)
     return len(move_many(model, claim, changes, event, db))
-
-
-def _move_each(in_step: Any, name: str, actor: Any, move_child: MoveChild) -> int:
-    """Lock the children in the step and move each as its own decision says; one that
-    may not (``when``, no route) stays, the others go on."""
-    moved = 0
-    for child in in_step.order_by("pk").select_for_update():
-        try:
-            with transaction.atomic(using=in_step.db):  # a refusal undoes only this child
-                move_child(child, name, actor)
-        except WorkflowError:
-            continue
-        moved += 1
-    return moved

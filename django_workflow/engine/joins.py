@@ -21,8 +21,6 @@ the parent's move (trigger ``join``, ``data`` naming the completing child), and
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from typing import Any
@@ -41,15 +39,16 @@ from . import moves
 _LEAVING: ContextVar[frozenset[tuple[Any, str, Any]]] = ContextVar("leaving", default=frozenset())
 
 
-@contextmanager
-def leaving(record: Any) -> Iterator[None]:
-    """While open, the moves of ``record``'s children leave its join alone: ``record`` is
-    about to leave its step by its own transition, in the same transaction."""
-    token = _LEAVING.set(_LEAVING.get() | {_named(type(record), moves.database(record), record.pk)})
-    try:
-        yield
-    finally:
-        _LEAVING.reset(token)
+def leaving_token(record: Any) -> Any:
+    """From now until ``left(token)``, the moves of ``record``'s children leave its join
+    alone: ``record`` is about to leave its step by its own transition, in the same
+    transaction. Tokens are given back in the order opposite to their taking."""
+    return _LEAVING.set(_LEAVING.get() | {_named(type(record), moves.database(record), record.pk)})
+
+
+def left(token: Any) -> None:
+    """``record`` of ``leaving_token`` moved (or stays): its join is asked again."""
+    _LEAVING.reset(token)
 
 
 def _named(model: Any, db: str, pk: Any) -> tuple[Any, str, Any]:

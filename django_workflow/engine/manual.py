@@ -153,16 +153,22 @@ def _with_cascade(record: Any, decision: Decision, take: Any) -> Any:
     """``Transition(cascade=...)``: the move takes the children along (``cascades``)."""
     if not decision.transition.cascade:
         return take
-    return cascades.cascading(record, decision.transition.cascade, take, _move_child)
+    return cascades.cascading(record, decision.transition.cascade, take, _decide_child)
 
 
-def _move_child(child: Any, name: str, actor: Any) -> Any:
+def _decide_child(child: Any, name: str, actor: Any) -> tuple[Any, Any]:
     """A parent's cascade moving ``child`` through ``name``: decided as a call is (its
-    ``when``, its routes; not its policy, nor its ``quorum``), logged as ``cascade``."""
+    ``when``, its routes; not its policy, nor its ``quorum``), logged as ``cascade``. Its
+    own cascade, and its move given what that cascade moved (``cascades.walk``)."""
     decision = decide(child, name, actor, {}, authorize=False)
     changes = entry_changes(type(child).workflow, decision.target, timezone.now())
     event = Event(decision.step, decision.target, name, Trigger.CASCADE, actor)
-    return _with_cascade(child, decision, partial(_take, child, decision, changes, {}))(event)
+
+    def take(counts: Any) -> Any:
+        data = None if counts is None else cascades.counted(None, counts)
+        return _take(child, decision, changes, {}, replace(event, data=data))
+
+    return decision.transition.cascade or None, take
 
 
 def _take(

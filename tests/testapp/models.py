@@ -1358,3 +1358,18 @@ class Ledger(WorkflowModel):
             )
         )
         booked = Step()
+
+
+class Node(WorkflowModel):
+    """A tree of its own model: closing a node closes its children, theirs first, at any
+    depth; the data may hold cycles (two nodes each the other's parent, a node its own)."""
+
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, related_name="children", on_delete=models.CASCADE
+    )
+
+    class Workflow:
+        log = True
+
+        open = Step(Transition("close", to="closed", cascade={"children": "close"}))
+        closed = Step()
