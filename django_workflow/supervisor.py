@@ -28,9 +28,12 @@ from .conf import workflow_settings
 from .engine.recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
 from .schedulers import kick_off, loops
+from .worker_signals import WORKER_NAME
 
 PR_SET_CHILD_SUBREAPER = 36
 STOPS = (signal.SIGTERM, signal.SIGINT)
+#: Seconds a cluster may look wedged (``wedged``) before it is built again.
+WEDGED_FOR = 10
 
 
 class Supervisor:
@@ -44,6 +47,7 @@ class Supervisor:
         self.node = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stop = threading.Event()
         self.healthy = True
+        self.wedged: dict[int, int] = {}  # sentinel pid -> seconds it has looked wedged
         self._handle_stops()  # from here on, the clusters' start included, a stop is a stop
 
     def run(self) -> bool:
@@ -77,6 +81,7 @@ class Supervisor:
         )
         while not self.stop.wait(1):
             self._watch(clusters)
+            clusters = self._unwedge(clusters)
         stopping.request()
         # The grace starts now: on SQLite the timeline's last write may wait for a running action.
         self._shut_down(clusters)
@@ -124,6 +129,68 @@ class Supervisor:
                 self.healthy = False
                 self.stop.set()
 
+    def _unwedge(self, clusters: list[Any]) -> list[Any]:
+        """Build again a cluster whose processes have all waited on a lock for
+        ``WEDGED_FOR`` s (``wedged``): its queue takes no task any more. The database's
+        leases make it safe: what its killed processes held expires and runs again."""
+        kept = []
+        for cluster in clusters:
+            pid = cluster.sentinel.pid
+            looked = self.wedged.get(pid, 0) + 1 if wedged(pid) else 0
+            self.wedged[pid] = looked
+            if looked < WEDGED_FOR or self.stop.is_set():
+                kept.append(cluster)
+                continue
+            self.say(
+                f"queue {cluster.broker.list_key}: every django-q2 process has waited on a "
+                f"lock for {WEDGED_FOR} s (one killed while it waited for a task takes the "
+                "queue's lock with it); starting the cluster again"
+            )
+            self._end(cluster, grace=1.0)
+            del self.wedged[pid]
+            kept.extend(self._start([self._built(cluster.broker.list_key)]))
+            self._queue_again(cluster.broker.list_key)
+        return kept
+
+    def _queue_again(self, queue: str) -> None:
+        """What the wedged cluster had taken from the broker went with it: its polls now,
+        and a run of each of its automatic steps (a run takes whatever waits in the step;
+        the records' claims keep each attempt to one)."""
+        from django.apps import apps
+
+        from .queueing import enqueue_steps
+        from .work import StepWork
+
+        works = [work for work in self.works if work.queue == queue]
+        kick_off(works, self.queues)
+        for work in works:
+            if isinstance(work, StepWork):
+                enqueue_steps(apps.get_model(work.model_label), work.step)
+
+    def _built(self, queue: str) -> Any:
+        from django_q.brokers import get_broker
+        from django_q.cluster import Cluster
+
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+        try:
+            cluster = Cluster(get_broker(queue))
+            self._handle_stops()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+        return cluster
+
+    def _end(self, cluster: Any, grace: float) -> None:
+        """Stop one cluster's processes: SIGTERM, then SIGKILL past ``grace`` seconds."""
+        sentinel = {cluster.sentinel.pid}
+        for pid in [*_descendants(sentinel, under=cluster.sentinel.pid), *sentinel]:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while _descendants(sentinel, under=cluster.sentinel.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in [*_descendants(sentinel, under=cluster.sentinel.pid), *sentinel]:
+            _signal(pid, signal.SIGKILL)
+        cluster.sentinel.join(timeout=5)
+
     def _shut_down(self, clusters: list[Any]) -> None:
         """Let running tasks finish within the grace; kill what is left.
 
@@ -154,8 +221,30 @@ def _adopt_orphans() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _descendants(sentinels: set[int]) -> list[int]:
-    """Every live process below this one; adopted orphans that ended are reaped on the way."""
+def wedged(sentinel: int) -> bool:
+    """Whether a django-q2 cluster takes no task any more: every worker waits on a lock,
+    none on the task queue's pipe. An idle cluster has one worker reading the pipe, holding
+    the queue's read lock, and a busy worker runs its task; a worker killed while it held
+    the lock takes it with it, and the others (and the one the sentinel starts in its
+    place) wait for it for good. Workers name themselves ``WORKER_NAME`` (Linux: read
+    from ``/proc``; elsewhere never wedged)."""
+    below = _descendants({sentinel}, under=sentinel)
+    waits = [_proc(pid, "wchan") for pid in below if _proc(pid, "comm").strip() == WORKER_NAME]
+    return bool(waits) and all("futex" in wait for wait in waits)
+
+
+def _proc(pid: int, what: str) -> str:
+    """``/proc/<pid>/<what>`` (``comm``: its name; ``wchan``: what it waits on), or ``""``."""
+    try:
+        with open(f"/proc/{pid}/{what}") as found:
+            return found.read()
+    except OSError:
+        return ""
+
+
+def _descendants(sentinels: set[int], under: int | None = None) -> list[int]:
+    """Every live process below this one (or below ``under``); adopted orphans that ended
+    are reaped on the way."""
     children: dict[int, list[int]] = {}
     try:
         entries = [name for name in os.listdir("/proc") if name.isdigit()]
@@ -168,7 +257,7 @@ def _descendants(sentinels: set[int]) -> list[int]:
         except (OSError, IndexError, ValueError):
             continue
         children.setdefault(parent, []).append(int(name))
-    found, frontier = [], [os.getpid()]
+    found, frontier = [], [os.getpid() if under is None else under]
     while frontier:
         for pid in children.get(frontier.pop(), []):
             if pid not in sentinels and _reaped(pid):

@@ -1,8 +1,11 @@
 """Inside django-q2 worker processes started by ``workflow_worker``: a stop lets the
-running task finish. The app connects these receivers to django-q2's signals."""
+running task finish, and the process names itself ``WORKER_NAME`` (what ``ps`` shows,
+and how the supervisor tells the workers from the pusher and the monitor). The app
+connects these receivers to django-q2's signals."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -12,6 +15,10 @@ from . import stopping
 from .retrying import NODE_VARIABLE
 
 _busy = threading.Event()
+
+#: The name a django-q2 worker process of ``workflow_worker`` gives itself (at most 15
+#: characters: Linux's ``/proc/<pid>/comm``).
+WORKER_NAME = "workflow-worker"
 
 
 _parent: list[int] = []
@@ -28,6 +35,9 @@ def stop_gently(sender: Any = None, **kwargs: Any) -> None:
     if os.environ.get(NODE_VARIABLE):
         _parent[:] = [os.getppid()]
         signal.signal(signal.SIGTERM, _on_sigterm)
+        # Linux only; elsewhere the name stays.
+        with contextlib.suppress(OSError), open("/proc/self/comm", "w") as name:
+            name.write(WORKER_NAME)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
