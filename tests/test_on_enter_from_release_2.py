@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_step_renames import SETTINGS, _database, manage, run
+from tests.test_step_renames import manage, run, shop_project
 
 MODELS = """
 from django.db import models
@@ -85,12 +85,7 @@ print(json.dumps({"ran": ran.pk, "owed": owed.pk, "failed": failed.pk, "left": l
 def release_2(tmp_path):
     """A project migrated with release 2's column, holding ``RELEASE_2_RECORDS``; the
     models as this release generates them (without the column)."""
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    with _database(tmp_path) as database:
-        (tmp_path / "settings.py").write_text(SETTINGS.format(database=database))
+    with shop_project(tmp_path) as app:
         (app / "models.py").write_text(MODELS)
         manage(tmp_path, "makemigrations", "shop", "--noinput")
         (app / "migrations" / "0002_release_2.py").write_text(RELEASE_2_COLUMN)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -74,16 +75,24 @@ def renamed(steps: str, **names: str) -> str:
 @pytest.fixture
 def project(tmp_path):
     """A project whose app ``shop`` declares ``PARCEL`` and ``REFUND``, migrated."""
-    app = tmp_path / "shop"
-    (app / "migrations").mkdir(parents=True)
-    (app / "__init__.py").write_text("")
-    (app / "migrations" / "__init__.py").write_text("")
-    with _database(tmp_path) as database:
-        (tmp_path / "settings.py").write_text(SETTINGS.format(database=database))
+    with shop_project(tmp_path):
         declare(tmp_path)
         manage(tmp_path, "makemigrations", "shop", "--noinput")
         manage(tmp_path, "migrate", "--noinput")
         yield tmp_path
+
+
+@contextmanager
+def shop_project(directory: Path):
+    """A project in ``directory`` with its settings and an empty app ``shop``, on a
+    database of its own while open."""
+    app = directory / "shop"
+    (app / "migrations").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "migrations" / "__init__.py").write_text("")
+    with _database(directory) as database:
+        (directory / "settings.py").write_text(SETTINGS.format(database=database))
+        yield app
 
 
 class _database:
