@@ -258,5 +258,42 @@ def test_a_cycle_in_the_data_moves_each_record_once():
 def test_a_cascade_reaching_its_own_model_is_said_in_a_check():
     from tests.testapp.models import Node
 
-    [said] = check_model(Node)
-    assert said.id == "django_workflow.I001" and "back to testapp.Node itself" in said.msg
+    said = check_model(Node)  # close and sweep each cascade over children
+    assert {m.id for m in said} == {"django_workflow.I001"} and len(said) == 2
+    assert "transition 'close' cascades over 'children' back to testapp.Node itself" in said[0].msg
+
+
+def test_a_refused_child_undoes_its_childrens_moves_and_what_they_announced(committed):
+    # The walk's savepoints are atomic blocks: a refusal drops the after-commit hooks of
+    # the moves it undoes (step_changed, queued work), as well as the moves.
+    from tests.testapp.models import Node
+
+    root = Node.objects.create()
+    locked = Node.objects.create(parent=root, locked=True)
+    below = Node.objects.create(parent=locked)
+    heard = []
+
+    def listen(sender, instance, **kwargs):
+        heard.append((instance.pk, kwargs["to_state"]))
+
+    step_changed.connect(listen, sender=Node, weak=False)
+    try:
+        with committed():
+            Node.objects.get(pk=root.pk).close()
+    finally:
+        step_changed.disconnect(listen, sender=Node)
+    assert closed([root, locked, below]) == ["closed", "open", "open"]
+    assert heard == [(root.pk, "closed")]
+    row = TransitionLog.objects.get(object_id=str(root.pk), to_state="closed")
+    assert row.data["cascade"] == {"children": {"moved": 0, "stayed": 1}}
+
+
+def test_a_record_its_own_parent_stays_out_of_its_plain_childrens_move():
+    from tests.testapp.models import Node
+
+    root = Node.objects.create()
+    Node.objects.filter(pk=root.pk).update(parent=root)
+    child = Node.objects.create(parent=root)
+    Node.objects.get(pk=root.pk).sweep()  # its children archived in one UPDATE, not itself
+    states = dict(Node.objects.filter(pk__in=[root.pk, child.pk]).values_list("pk", "state"))
+    assert states == {root.pk: "closed", child.pk: "archived"}

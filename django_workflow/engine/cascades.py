@@ -10,7 +10,7 @@ step, in key order, child rows before the parent row — the order a child's own
 transition takes — so a child changed on another connection meanwhile is waited for
 and then read as it was committed: it moves if its new step offers the transition,
 and stays otherwise. The children's moves leave the parent's own join alone
-(``joins.leaving``): the parent is leaving its step by this transition.
+(``joins.leaving_token``): the parent is leaving its step by this transition.
 
 This room owns finding, locking and counting the children; ``moves.move_many`` writes
 each group of plain moves, and ``manual`` moves a child whose transition needs a
@@ -19,6 +19,7 @@ decision of its own (routes, ``when``, an action, a cascade of its own).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -60,27 +61,31 @@ def cascading(
 
 @dataclass
 class _Descent:
-    """A child whose own cascade is under way: its move waits for its children's."""
+    """A child whose move is decided: taken once its own cascade (if any) is done, in a
+    transaction of its own (``atomic``, entered: a savepoint) that a refusal rolls back
+    with its children's moves and whatever they queued for after commit."""
 
     take: Callable[[Any], Any]
-    savepoint: str
-    db: str
-    leaving: Any
+    atomic: Any
+    leaving: Any = None
 
 
 def walk(root: Any, cascade: dict[str, str], actor: Any, decide_child: DecideChild) -> Any:
     """Move ``root``'s children (``cascade``), theirs before each (any depth, without
     recursion: a stack of ``_children`` generators), each record at most once (a cycle in
     the data comes back to a record already moving: it stays). A child whose move is
-    refused undoes its own children's (a savepoint each). Returns ``root``'s counts."""
+    refused undoes its own children's. Returns ``root``'s counts."""
     visited = {_key(root)}
-    top = _Descent(lambda counts: None, "", "", leaving_token(root))
-    stack: list[tuple[Children, _Descent]] = [(_children(root, cascade, actor), top)]
+    top = _Descent(lambda counts: None, None, leaving_token(root))
+    stack: list[tuple[Children, _Descent]] = [(_children(root, cascade, actor, visited), top)]
     try:
         return _descend(stack, visited, actor, decide_child)
     except BaseException:
-        for _children_left, descent in reversed(stack):  # their joins are asked again
+        error = sys.exc_info()
+        for _children_left, descent in reversed(stack):  # in the order they were opened
             left(descent.leaving)
+            if descent.atomic is not None:
+                descent.atomic.__exit__(*error)
         raise
 
 
@@ -109,25 +114,28 @@ def _descend(
             own_cascade, take = decide(child, name, actor)
         except WorkflowError:
             continue
-        db = database(child)
-        descent = _Descent(take, transaction.savepoint(using=db), db, leaving_token(child))
+        atomic = transaction.atomic(using=database(child))
+        atomic.__enter__()
         if own_cascade:
-            stack.append((_children(child, own_cascade, actor), descent))
+            descent = _Descent(take, atomic, leaving_token(child))
+            stack.append((_children(child, own_cascade, actor, visited), descent))
             sent = None
         else:
-            left(descent.leaving)
-            sent = _finish(descent, None)
+            sent = _finish(_Descent(take, atomic), None)
 
 
 def _finish(descent: _Descent, counts: Any) -> bool:
-    """Take a child's decided move (``counts``: what its own cascade moved); a refusal
-    rolls its savepoint back, its children's moves with it."""
+    """Take a child's decided move (``counts``: what its own cascade moved) and close its
+    transaction: committed into the parent's, or rolled back on a refusal."""
     try:
         descent.take(counts)
     except WorkflowError:
-        transaction.savepoint_rollback(descent.savepoint, using=descent.db)
+        descent.atomic.__exit__(*sys.exc_info())
         return False
-    transaction.savepoint_commit(descent.savepoint, using=descent.db)
+    except BaseException:
+        descent.atomic.__exit__(*sys.exc_info())
+        raise
+    descent.atomic.__exit__(None, None, None)
     return True
 
 
@@ -147,15 +155,18 @@ def counted(data: Any, counts: dict[str, dict[str, int]]) -> dict[str, Any]:
     return {"data": data, **mine}
 
 
-def _children(record: Any, cascade: dict[str, str], actor: Any) -> Children:
+def _children(record: Any, cascade: dict[str, str], actor: Any, visited: set[Any]) -> Children:
     """``record``'s children to move, relation by relation (see ``Children``)."""
     counts = {}
     for related_name, name in cascade.items():
-        counts[related_name] = yield from _children_over(record, related_name, name, actor)
+        moving = _children_over(record, related_name, name, actor, visited)
+        counts[related_name] = yield from moving
     return counts
 
 
-def _children_over(record: Any, related_name: str, name: str, actor: Any) -> Children:
+def _children_over(
+    record: Any, related_name: str, name: str, actor: Any, visited: set[Any]
+) -> Children:
     """Move the children over ``related_name`` offering ``name``: the plain ones of a step
     together, the others one by one (yielded); ``{"moved": m, "stayed": s}``."""
     children = children_of(record, related_name, database(record))
@@ -166,8 +177,10 @@ def _children_over(record: Any, related_name: str, name: str, actor: Any) -> Chi
         if declared is None:
             continue
         in_step = children.filter(**{workflow.state_attribute: step})
-        if _plain(declared):
-            moved += _move_group(in_step, step, declared, actor)
+        if _plain(declared):  # leaving out the records already moving (a cycle)
+            concrete = children.model._meta.concrete_model
+            seen = [pk for model, pk in visited if model is concrete]
+            moved += _move_group(in_step.exclude(pk__in=seen), step, declared, actor, visited)
             continue
         for child in in_step.order_by("pk").select_for_update():
             moved += bool((yield (child, name)))
@@ -191,11 +204,12 @@ def _locked_keys(in_step: Any) -> list[Any]:
     return list(in_step.order_by("pk").select_for_update().values_list("pk", flat=True))
 
 
-def _move_group(in_step: Any, step: str, declared: Any, actor: Any) -> int:
+def _move_group(in_step: Any, step: str, declared: Any, actor: Any, visited: set[Any]) -> int:
     """Lock the children still in ``step`` and move them together (``move_many``)."""
     keys = _locked_keys(in_step)
     if not keys:
         return 0
+    visited.update((in_step.model._meta.concrete_model, key) for key in keys)
     model, db = in_step.model, in_step.db
     changes = entry_changes(model.workflow, declared.to, timezone.now())
     event = Event(step, declared.to, declared.name, Trigger.CASCADE, actor)

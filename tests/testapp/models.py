@@ -12,6 +12,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from django_workflow import (
+    ConditionUnmet,
     Every,
     Join,
     Receive,
@@ -1367,9 +1368,20 @@ class Node(WorkflowModel):
     parent = models.ForeignKey(
         "self", null=True, blank=True, related_name="children", on_delete=models.CASCADE
     )
+    locked = models.BooleanField(default=False)
 
     class Workflow:
         log = True
 
-        open = Step(Transition("close", to="closed", cascade={"children": "close"}))
+        open = Step(
+            Transition("close", to="closed", cascade={"children": "close"}, action="unlocked"),
+            Transition("sweep", to="closed", cascade={"children": "archive"}),
+            Transition("archive", to="archived"),  # plain: a step's children move together
+        )
         closed = Step()
+        archived = Step()
+
+    def unlocked(self):
+        """A locked node refuses to close, after its children did: they are undone."""
+        if self.locked:
+            raise ConditionUnmet(self, "close", "open", "It is locked.")
