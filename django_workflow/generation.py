@@ -185,6 +185,7 @@ def transition_method(name: str) -> Any:
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"Run the {name!r} transition from the current step."
+    method.alters_data = True  # type: ignore[attr-defined]  # templates never call it
     return replaceable(method)
 
 
@@ -210,6 +211,7 @@ def _assign(
 ASSIGNMENT_METHODS = {"claim": _claim, "release": _release, "assign": _assign}
 for _name, _method in ASSIGNMENT_METHODS.items():
     _method.__name__ = _method.__qualname__ = _name
+    _method.alters_data = True  # type: ignore[attr-defined]
     replaceable(_method)
 
 

@@ -10,10 +10,13 @@ then the transition's, and the library's call stays reachable here.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, overload
 
 from asgiref.sync import sync_to_async
 from django.db import models
+
+from .generation import is_generated
 
 if TYPE_CHECKING:
     from .compiled import CompiledWorkflow
@@ -68,7 +71,20 @@ class RecordWorkflow:
         **accepted: Any,
     ) -> Any:
         """Run transition ``name`` from the current step; ``comment`` and ``data`` go to
-        its log row (docs: transitions)."""
+        its log row (docs: transitions). A model overriding ``transition`` is called
+        through its override."""
+        if _looks_up(self.declaration, name, actor, authorize, comment, data, accepted):
+            warnings.warn(
+                "record.workflow.transition(step, name) looks a declared transition up only "
+                "until release 5: use type(record).workflow.transition(step, name).",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return self.declaration.transition(name, actor)
+        if not is_generated(type(self.record).transition):  # the project's own override
+            return self.record.transition(
+                name, actor, authorize=authorize, comment=comment, data=data, **accepted
+            )
         from . import engine
 
         return engine.run_transition(
@@ -189,6 +205,26 @@ class RecordWorkflow:
         """``undo`` for async code: the same result and errors."""
         return await sync_to_async(self.undo, thread_sensitive=True)(actor)
 
+
+def _looks_up(declaration: Any, first: Any, second: Any, *rest: Any) -> bool:
+    """Whether ``transition(first, second)`` is the declaration's lookup of transition
+    ``second`` of step ``first`` that ``record.workflow`` answered before release 4."""
+    authorize, comment, data, accepted = rest
+    called_plainly = authorize is True and comment == "" and data is None and not accepted
+    return (
+        called_plainly
+        and isinstance(first, str)
+        and isinstance(second, str)
+        and first in declaration.steps
+        and first not in declaration.transition_names
+        and second in declaration.transition_names
+    )
+
+
+#: The calls that change data: Django's templates never call them (``alters_data``).
+CHANGING = ("transition", "atransition", "claim", "release", "assign", "retract", "undo", "aundo")
+for _name in CHANGING:
+    getattr(RecordWorkflow, _name).alters_data = True
 
 #: The record-level calls a model also offers under its own name, unless a transition
 #: (or the user) takes that name.

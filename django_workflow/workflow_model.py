@@ -129,8 +129,10 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         **accepted: Any,
     ) -> Self:
         """``record.workflow.transition``: run transition ``name`` from the current step."""
-        return self.workflow.transition(  # type: ignore[no-any-return]
-            name, actor, authorize=authorize, comment=comment, data=data, **accepted
+        from . import engine
+
+        return engine.run_transition(  # type: ignore[no-any-return]
+            self, name, actor=actor, authorize=authorize, comment=comment, data=data, **accepted
         )
 
     @replaceable
@@ -213,3 +215,7 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
     async def aundo(self, actor: Any = None) -> WorkflowModel:
         """``record.workflow.aundo``: ``undo`` for async code."""
         return await self.workflow.aundo(actor)  # type: ignore[no-any-return]
+
+
+for _name in ("transition", "atransition", "retract", "undo", "aundo"):
+    getattr(WorkflowModel, _name).alters_data = True  # templates never call them

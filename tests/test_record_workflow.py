@@ -108,3 +108,41 @@ def test_a_transition_cannot_take_the_name_workflow(declare):
     model = declare(Workflow)
     assert [error.id for error in check_model(model)] == ["django_workflow.E017"]
     assert isinstance(model(pk=1).workflow, RecordWorkflow)  # the calls stay reachable
+
+
+def test_templates_never_call_the_calls_that_change_data(editor):
+    from django.template import Context, Template
+
+    record = Notice.objects.create(title="x")
+    record.release(actor=editor)
+    page = Template(
+        "{{ record.workflow.undo }}|{{ record.workflow.transition }}|{{ record.history }}|"
+        "{{ record.workflow.current_step }}"
+    ).render(Context({"record": record}))
+    assert page.endswith("|published")
+    assert Notice.objects.get(pk=record.pk).state == "published"  # nothing undone, nothing run
+
+
+def test_the_declarations_lookup_through_a_record_still_answers_and_warns():
+    # Before release 4, record.workflow was the declaration: transition(step, name) a lookup.
+    record = Ticket.objects.create()
+    with pytest.warns(DeprecationWarning, match="type\\(record\\).workflow.transition"):
+        found = record.workflow.transition("new", "start")
+    assert found is Ticket.workflow.transition("new", "start")
+    assert record.workflow.current_step == "new"
+
+
+def test_a_models_own_transition_override_is_called_by_the_transition_methods(monkeypatch):
+    # A project overriding transition() saw every call before release 4; it still does.
+    calls = []
+
+    def transition(self, name, actor=None, **kwargs):
+        calls.append(name)
+        return super(Ticket, self).transition(name, actor, **kwargs)
+
+    monkeypatch.setattr(Ticket, "transition", transition, raising=False)
+    ticket = Ticket.objects.create()
+    ticket.start(authorize=False)
+    ticket.workflow.transition("close", authorize=False)
+    assert calls == ["start", "close"]
+    assert Ticket.objects.get(pk=ticket.pk).state == "resolved"
