@@ -154,14 +154,19 @@ def db_value(field: Any, value: Any, connection: Any) -> Any:
         return value
     if kind is models.DateTimeField and type(value) is datetime and value.tzinfo is not None:
         return _stored_instant(value, connection)
-    if isinstance(value, int) and isinstance(field, models.IntegerField):
-        _in_range(field, value, connection)
-    return field.get_db_prep_save(value, connection)
+    prepared = field.get_db_prep_save(value, connection)
+    # Whatever it was given as ("10000000000", a Decimal), and as psycopg's Int4 too.
+    if isinstance(prepared, int) and not isinstance(prepared, bool):
+        _in_range(getattr(field, "target_field", field), prepared, connection)
+    return prepared
 
 
 def _in_range(field: Any, value: int, connection: Any) -> None:
     """``DataError`` for an integer its column cannot hold, as ``save()`` meets it: bound on
-    the server as a 32-bit integer, PostgreSQL would store it wrapped round."""
+    the server as a 32-bit integer, PostgreSQL would store it wrapped round. A foreign key
+    is checked as the key it points at."""
+    if not isinstance(field, models.IntegerField):
+        return
     # The column's width only: a positive field's sign is its CHECK's, as save() meets it.
     width = field.get_internal_type().removeprefix("Positive")
     low, high = connection.ops.integer_field_range(width)

@@ -30,6 +30,8 @@ CASES = [
     ("amount", Decimal("999.99")),
     ("code", "x" * 11),
     ("booked_on", date(9999, 12, 31)),
+    ("regular", "10000000000"),  # text, converted to an integer only when prepared
+    ("regular", Decimal("10000000000")),
 ]
 
 
@@ -80,3 +82,13 @@ def test_an_event_carrying_an_integer_its_column_cannot_hold_is_refused(field, v
         deliver("ledger.booked", "L-1", id=f"e-{field}-{value}", data={field: value})
     assert not EventDelivery.objects.exists()
     assert Ledger.objects.get(ref="L-1").state == "open"
+
+
+def test_a_foreign_key_is_checked_as_the_key_it_points_at():
+    from django_workflow.statements import db_value
+    from tests.testapp.models import Consignment
+
+    carrier = Consignment._meta.get_field("carrier")  # a BigAutoField key: 64 bits
+    assert db_value(carrier, 2**63 - 1, connection) == 2**63 - 1
+    with pytest.raises(DataError, match="Carrier.id"):
+        db_value(carrier, 2**63, connection)

@@ -262,6 +262,8 @@ def _accepted(model: Any, accept: Any, data: dict[str, Any]) -> dict[str, Any]:
             try:
                 values[name] = field.to_python(data[name])
                 field.run_validators(values[name])  # its range, its length: as a form would
+                if field.is_relation:  # a key: the range of the key it points at
+                    field.target_field.run_validators(values[name])
             except ValidationError as problem:
                 raise InvalidDelivery(
                     f"{data[name]!r} is no value of {model.__name__}.{name}: "
