@@ -90,5 +90,5 @@ def test_a_foreign_key_is_checked_as_the_key_it_points_at():
 
     carrier = Consignment._meta.get_field("carrier")  # a BigAutoField key: 64 bits
     assert db_value(carrier, 2**63 - 1, connection) == 2**63 - 1
-    with pytest.raises(DataError, match="Carrier.id"):
+    with pytest.raises(DataError, match=r"Carrier\.id"):
         db_value(carrier, 2**63, connection)
