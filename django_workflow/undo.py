@@ -84,11 +84,25 @@ def undoable_row(record: Any, actor: Any = None) -> Any:
 def _completed_a_join(record: Any, row: Any) -> bool:
     """Whether a parent's ``join`` log row names ``record`` as the child whose move, the
     one ``row`` logged, completed it."""
+    from django.contrib.contenttypes.models import ContentType
+    from django.db.models import Q
+
+    from .engine.joins import parents_of
     from .models import TransitionLog
 
-    child = f"{record._meta.label} {record.pk}"
-    joins = TransitionLog.objects.using(row._state.db).filter(
-        triggered_by=Trigger.JOIN, data__child=child, occurred_at__gte=row.occurred_at
+    parents = parents_of(record)
+    if not parents:  # most records: no join waits on them, and no query
+        return False
+    db = row._state.db
+    types = ContentType.objects.db_manager(db)
+    of_a_parent = Q()
+    for model, pk in parents:  # the parent's own rows: its index, not the whole log
+        of_a_parent |= Q(content_type=types.get_for_model(model), object_id=str(pk))
+    joins = TransitionLog.objects.using(db).filter(
+        of_a_parent,
+        triggered_by=Trigger.JOIN,
+        data__child=f"{record._meta.label} {record.pk}",
+        occurred_at__gte=row.occurred_at,
     )
     return joins.exists()
 

@@ -91,6 +91,16 @@ def after_moves(
 _deleting = threading.local()
 
 
+def parents_of(record: Any) -> list[tuple[Any, Any]]:
+    """``(parent model, parent key)`` of each join parent ``record`` is a child of."""
+    found = []
+    for parent_model, field in _parents_over(type(record)):
+        parent_pk = getattr(record, field.attname)
+        if parent_pk is not None:
+            found.append((parent_model, parent_pk))
+    return found
+
+
 def _being_deleted() -> set[tuple[Any, str, Any]]:
     return _deleting.__dict__.setdefault("rows", set())
 
