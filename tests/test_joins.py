@@ -220,3 +220,25 @@ def test_deleting_a_waiting_parent_with_its_children_writes_no_join():
     other, _ = picking(parcels=1)
     other.delete()
     assert joined(other) == []
+
+
+def test_a_deletion_refused_half_way_leaves_no_mark_on_its_parents():
+    # A mark outliving a refused deletion kept the parent's join from completing later.
+    from django.db.models.signals import post_delete
+
+    carrier = Carrier.objects.create(name="Refused")
+    consignment, (left, other) = picking(parcels=2)
+    Consignment.objects.filter(pk=consignment.pk).update(carrier=carrier)
+    Parcel.objects.filter(pk=other.pk).update(state="packed")
+
+    def refuse(sender, instance, **kwargs):  # every pre_delete is sent by then
+        raise RuntimeError("kept")
+
+    post_delete.connect(refuse, sender=Parcel)
+    try:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            carrier.delete()
+    finally:
+        post_delete.disconnect(refuse, sender=Parcel)
+    left.delete()  # the last open parcel: the join completes
+    assert step(consignment) == "shipping"

@@ -87,8 +87,15 @@ def after_moves(
 
 
 #: The join parents a deletion is taking, from their ``pre_delete`` (Django sends every
-#: one before it deletes anything) to their own ``post_delete`` (after their children's).
+#: one before it deletes anything) to their own ``post_delete`` (after their children's),
+#: each with the deletion's ``origin``: a mark left by a deletion that was refused half-way
+#: (a ``pre_delete`` receiver raising) is no mark for the next deletion, whose origin differs.
 _deleting = threading.local()
+#: Marks kept at most: past that, the oldest (from refused deletions) go.
+_MARKS_KEPT = 10_000
+
+
+_NONE = object()
 
 
 def parents_of(record: Any) -> list[tuple[Any, Any]]:
@@ -101,15 +108,20 @@ def parents_of(record: Any) -> list[tuple[Any, Any]]:
     return found
 
 
-def _being_deleted() -> set[tuple[Any, str, Any]]:
-    return _deleting.__dict__.setdefault("rows", set())
+def _being_deleted() -> dict[tuple[Any, str, Any], Any]:
+    return _deleting.__dict__.setdefault("rows", {})
 
 
-def parent_deleting(sender: Any, instance: Any, using: str, **kwargs: Any) -> None:
+def parent_deleting(
+    sender: Any, instance: Any, using: str, origin: Any = None, **kwargs: Any
+) -> None:
     """``pre_delete``: a parent waiting in a join that a deletion takes (itself, or its
     own parent's, a grandparent's, cascading) is no parent to move when its children go."""
     if getattr(sender, "workflow", None) is not None and _join_steps(sender):
-        _being_deleted().add(_named(sender, using, instance.pk))
+        marks = _being_deleted()
+        if len(marks) >= _MARKS_KEPT:
+            marks.clear()
+        marks[_named(sender, using, instance.pk)] = origin
 
 
 def child_deleted(
@@ -119,13 +131,13 @@ def child_deleted(
     now be complete — unless the parent is being deleted too (its children go first),
     whether the deletion began with it or further up (a customer taking its orders)."""
     model = type(instance)
-    _being_deleted().discard(_named(model, using, instance.pk))  # gone: no longer a parent
+    _being_deleted().pop(_named(model, using, instance.pk), None)  # gone: no longer a parent
     for parent_model, field in _parents_over(model):
         parent_pk = getattr(instance, field.attname)
         if parent_pk is None or _deleted_with(origin, parent_model, parent_pk):
             continue
-        if _named(parent_model, using, parent_pk) in _being_deleted():
-            continue
+        if _being_deleted().get(_named(parent_model, using, parent_pk), _NONE) is origin:
+            continue  # the same deletion takes the parent too
         evaluate(parent_model, parent_pk, using, child=_label(model, instance.pk))
 
 
