@@ -23,6 +23,10 @@ from .errors import InvalidLogValue
 MAX_DATA_DEPTH = 32
 #: How long ``data`` may be, encoded as UTF-8 JSON.
 MAX_DATA_BYTES = 65_536
+#: How deep an event's ``data`` may nest: more than any sender's payload, well within
+#: what the database's JSON is written and read back with. Its size is not limited here:
+#: a webhook's body is bounded by ``EVENT_MAX_BODY``.
+MAX_EVENT_DEPTH = 200
 
 
 def checked(comment: Any, data: Any) -> tuple[str, Any]:
@@ -57,6 +61,13 @@ def check_data(data: Any) -> Any:
     return data
 
 
+def check_event_data(data: Any) -> None:
+    """``InvalidLogValue`` unless an event's ``data`` is JSON every database stores and
+    reads back: no NUL, no lone surrogate, at most ``MAX_EVENT_DEPTH`` deep."""
+    if data is not None:
+        _check_value(data, depth=0, deepest=MAX_EVENT_DEPTH)
+
+
 def text_problem(text: str) -> str:
     """Why ``text`` cannot be stored, or ``""``."""
     if "\x00" in text:
@@ -68,7 +79,7 @@ def text_problem(text: str) -> str:
     return ""
 
 
-def _check_value(value: Any, depth: int) -> None:
+def _check_value(value: Any, depth: int, deepest: int = MAX_DATA_DEPTH) -> None:
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float):
@@ -84,17 +95,17 @@ def _check_value(value: Any, depth: int) -> None:
             f"holds a {type(value).__name__}; use JSON values only (None, booleans, "
             "numbers, text, lists and dicts with text keys).",
         )
-    if depth >= MAX_DATA_DEPTH:
-        raise InvalidLogValue("data", f"nests deeper than {MAX_DATA_DEPTH} lists or objects.")
+    if depth >= deepest:
+        raise InvalidLogValue("data", f"nests deeper than {deepest} lists or objects.")
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidLogValue("data", f"has the key {key!r}; JSON object keys are text.")
             _check_text(key)
-            _check_value(item, depth + 1)
+            _check_value(item, depth + 1, deepest)
     else:
         for item in value:
-            _check_value(item, depth + 1)
+            _check_value(item, depth + 1, deepest)
 
 
 def _check_text(text: str) -> None:

@@ -143,3 +143,17 @@ def test_nul_and_lone_surrogates_are_refused_up_front_naming_the_member(
     assert stored() == (0, 0)
     payment, _ledger = records
     assert Payment.objects.get(pk=payment.pk).state == "pending"
+
+
+def test_large_data_is_delivered_whole_the_log_s_limits_are_not_an_event_s(records):
+    # The log keeps 64 KiB and 32 levels of a call's data; an event's data is bounded by
+    # EVENT_MAX_BODY over HTTP, and refused only for what no database keeps.
+    from tests.testapp.models import Payment
+
+    blob, deep = "x" * 70_000, nested(40)
+    delivery = deliver("psp.authorised", "pay_1", id="big", data={"blob": blob, "deep": deep})
+    assert delivery.outcome == "applied"
+    assert EventDelivery.objects.get(event_id="big").data["blob"] == blob
+    assert Payment.objects.get(psp_ref="pay_1").state == "authorised"
+    with pytest.raises(InvalidDelivery, match="nests deeper than 200"):
+        deliver("psp.authorised", "pay_1", id="deeper", data=nested(250))

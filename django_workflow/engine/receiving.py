@@ -37,7 +37,7 @@ from ..declaration import Receive
 from ..errors import InvalidDelivery, InvalidLogValue, TransitionNotAllowed, WorkflowError
 from ..event_reading import deliver_one
 from ..events import Outcome, Trigger
-from ..log_values import check_data, text_problem
+from ..log_values import check_event_data, text_problem
 from ..models import EventDelivery
 from ..registry import workflow_models
 from ..statements import Along, content_type
@@ -164,7 +164,7 @@ def _check(id: Any, data: Any, seq: Any) -> None:
     if data is not None and not isinstance(data, dict):
         raise InvalidDelivery(f"An event's data is a JSON object (a dict) or None, not {data!r}.")
     try:
-        check_data(data)  # stored with the delivery: what every database keeps and reads back
+        check_event_data(data)  # stored with the delivery: what every database reads back
     except InvalidLogValue as problem:
         raise InvalidDelivery(f"An event's data {problem.problem}") from None
     if seq is not None and (
