@@ -41,7 +41,7 @@ class EventWebhookView(View):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
         limit = workflow_settings.EVENT_MAX_BODY
         declared = str(request.META.get("CONTENT_LENGTH") or "0")
-        if not declared.isdigit():
+        if not (declared.isascii() and declared.isdigit()):
             return _refused(400, f"The Content-Length header is no number: {declared!r}.")
         # Read from the stream, not request.body: only EVENT_MAX_BODY decides, not Django's
         # DATA_UPLOAD_MAX_MEMORY_SIZE (whose refusal is an HTML 400).

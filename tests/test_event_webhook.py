@@ -202,3 +202,11 @@ def test_only_event_max_body_decides_how_large_a_body_may_be(settings, payment):
     settings.DJANGO_WORKFLOW = {"EVENT_SECRET": SECRET, "EVENT_MAX_BODY": 2**20}
     response = post(body, signed(body))
     assert response.status_code == 413 and response.json()["error"].startswith("The body is")
+
+
+def test_a_replay_reads_standard_input_even_when_it_is_a_text_stream(monkeypatch, payment, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(EVENT) + "\n"))
+    call_command("workflow_deliver", "-")
+    assert capsys.readouterr().out.strip() == "1 delivered: 1 applied."

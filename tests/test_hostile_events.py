@@ -117,9 +117,10 @@ def test_a_body_nested_deeper_than_the_parser_follows_is_a_400(records):
     assert stored() == (0, 0)
 
 
-def test_a_content_length_that_is_no_number_is_a_400(records):
+@pytest.mark.parametrize("length", ["many", "\u00b2", "-5"])
+def test_a_content_length_that_is_no_number_is_a_400(records, length):
     body = json.dumps({"event": "psp.authorised", "key": "pay_1", "id": "e1"}).encode()
-    response = post(body, CONTENT_LENGTH="many")
+    response = post(body, CONTENT_LENGTH=length)
     assert response.status_code == 400 and "Content-Length" in response.json()["error"]
     assert stored() == (0, 0)
 

@@ -5,6 +5,7 @@ a replay interrupted half-way is run again from the start: what was applied come
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections import Counter
@@ -45,7 +46,7 @@ class Command(BaseCommand):
         path = options["file"]
         try:
             # Bytes: a line that is no UTF-8 is refused alone, not the rest of the file.
-            stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+            stream = _stdin() if path == "-" else open(path, "rb")  # noqa: SIM115
         except OSError as problem:
             raise CommandError(f"Cannot read {path}: {problem.strerror}.") from None
         with stream:
@@ -72,3 +73,12 @@ class Command(BaseCommand):
                 refused += 1
                 self.stderr.write(f"line {number}: {problem}")
         return outcomes, refused
+
+
+def _stdin() -> Any:
+    """Standard input as bytes (a text stream put in its place, as tests do, is read as
+    its text encoded)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return buffer
+    return io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
