@@ -56,6 +56,19 @@ _opening = threading.Lock()
 _held = threading.local()
 
 
+def _fresh_locks_in_child() -> None:
+    """A process forked while another of its threads held a turn's lock (the worker
+    starting a django-q2 cluster again beside its heartbeat and timeline) inherits the
+    lock held, by a thread it does not have: it would wait for it for good."""
+    global _opening
+    _threads.clear()
+    _opening = threading.Lock()
+    _held.__dict__.clear()
+
+
+os.register_at_fork(after_in_child=_fresh_locks_in_child)
+
+
 def paced(database: Callable[..., str]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Run the decorated task in a turn of the database ``database(*args)`` names."""
 

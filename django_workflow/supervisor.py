@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -28,7 +30,7 @@ from .conf import workflow_settings
 from .engine.recovery import Heartbeat, hand_over, process_alive
 from .retrying import NODE_VARIABLE
 from .schedulers import kick_off, loops
-from .worker_signals import WORKER_NAME
+from .worker_signals import IDLE, STATES_VARIABLE
 
 PR_SET_CHILD_SUBREAPER = 36
 STOPS = (signal.SIGTERM, signal.SIGINT)
@@ -48,6 +50,7 @@ class Supervisor:
         self.stop = threading.Event()
         self.healthy = True
         self.wedged: dict[int, int] = {}  # sentinel pid -> seconds it has looked wedged
+        self.states = tempfile.mkdtemp(prefix="workflow-workers-")  # see ``wedged``
         self._handle_stops()  # from here on, the clusters' start included, a stop is a stop
 
     def run(self) -> bool:
@@ -56,6 +59,7 @@ class Supervisor:
         from django_q.cluster import Cluster
 
         os.environ[NODE_VARIABLE] = self.node  # inherited by the forked django-q2 processes
+        os.environ[STATES_VARIABLE] = self.states
         _adopt_orphans()
         # Each Cluster() installs django-q2's own handlers, which cannot stop a cluster not
         # yet started: held back while they are built, then ours again.
@@ -93,6 +97,7 @@ class Supervisor:
             self.say(f"released {released} unfinished attempt(s) for another worker")
         for thread in timelines:
             thread.join()
+        shutil.rmtree(self.states, ignore_errors=True)
         return self.healthy
 
     def _handle_stops(self) -> None:
@@ -136,7 +141,7 @@ class Supervisor:
         kept = []
         for cluster in clusters:
             pid = cluster.sentinel.pid
-            looked = self.wedged.get(pid, 0) + 1 if wedged(pid) else 0
+            looked = self.wedged.get(pid, 0) + 1 if wedged(pid, self.states) else 0
             self.wedged[pid] = looked
             if looked < WEDGED_FOR or self.stop.is_set():
                 kept.append(cluster)
@@ -221,16 +226,27 @@ def _adopt_orphans() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def wedged(sentinel: int) -> bool:
-    """Whether a django-q2 cluster takes no task any more: every worker waits on a lock,
-    none on the task queue's pipe. An idle cluster has one worker reading the pipe, holding
-    the queue's read lock, and a busy worker runs its task; a worker killed while it held
-    the lock takes it with it, and the others (and the one the sentinel starts in its
-    place) wait for it for good. Workers name themselves ``WORKER_NAME`` (Linux: read
-    from ``/proc``; elsewhere never wedged)."""
-    below = _descendants({sentinel}, under=sentinel)
-    waits = [_proc(pid, "wchan") for pid in below if _proc(pid, "comm").strip() == WORKER_NAME]
-    return bool(waits) and all("futex" in wait for wait in waits)
+def wedged(sentinel: int, states: str) -> bool:
+    """Whether a django-q2 cluster takes no task any more: every worker is idle (runs no
+    task, says its file in the folder ``states``) and waits on a lock, none on the task
+    queue's pipe. An idle cluster has one worker reading the pipe, holding the queue's
+    read lock; a worker killed while it held the lock takes it with it, and the others
+    (and the one the sentinel starts in its place) wait for it for good. A busy worker
+    whose action waits on a lock of its own is no sign (Linux: ``/proc``; elsewhere
+    never wedged)."""
+    workers = [pid for pid in _descendants({sentinel}, under=sentinel) if _state(states, pid)]
+    idle = all(_state(states, pid) == IDLE for pid in workers)
+    waits = [_proc(pid, "wchan") for pid in workers]
+    return bool(workers) and idle and all("futex" in wait for wait in waits)
+
+
+def _state(states: str, pid: int) -> str:
+    """What worker ``pid`` says it does (``IDLE``, ``BUSY``), ``""`` for no worker."""
+    try:
+        with open(os.path.join(states, str(pid))) as said:
+            return said.read()
+    except OSError:
+        return ""
 
 
 def _proc(pid: int, what: str) -> str:

@@ -1,7 +1,8 @@
 """Inside django-q2 worker processes started by ``workflow_worker``: a stop lets the
-running task finish, and the process names itself ``WORKER_NAME`` (what ``ps`` shows,
-and how the supervisor tells the workers from the pusher and the monitor). The app
-connects these receivers to django-q2's signals."""
+running task finish; the process names itself ``WORKER_NAME`` (what ``ps`` shows) and
+says in a file of its own whether it runs a task (``STATES_VARIABLE``: how the
+supervisor tells an idle worker from a busy one, and the workers from the pusher and
+the monitor). The app connects these receivers to django-q2's signals."""
 
 from __future__ import annotations
 
@@ -19,6 +20,17 @@ _busy = threading.Event()
 #: The name a django-q2 worker process of ``workflow_worker`` gives itself (at most 15
 #: characters: Linux's ``/proc/<pid>/comm``).
 WORKER_NAME = "workflow-worker"
+#: The environment variable naming the folder where each worker process keeps its state
+#: in a file named by its pid: ``idle`` or ``busy``.
+STATES_VARIABLE = "DJANGO_WORKFLOW_WORKER_STATES"
+IDLE, BUSY = "idle", "busy"
+
+
+def _say_state(state: str) -> None:
+    folder = os.environ.get(STATES_VARIABLE)
+    if folder:
+        with contextlib.suppress(OSError), open(os.path.join(folder, str(os.getpid())), "w") as f:
+            f.write(state)
 
 
 _parent: list[int] = []
@@ -38,6 +50,7 @@ def stop_gently(sender: Any = None, **kwargs: Any) -> None:
         # Linux only; elsewhere the name stays.
         with contextlib.suppress(OSError), open("/proc/self/comm", "w") as name:
             name.write(WORKER_NAME)
+        _say_state(IDLE)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -56,9 +69,11 @@ def _exit_unless_stopping() -> None:
 
 def task_started(sender: Any = None, **kwargs: Any) -> None:
     _busy.set()
+    _say_state(BUSY)
 
 
 def task_finished(sender: Any = None, **kwargs: Any) -> None:
     _busy.clear()
+    _say_state(IDLE)
     if stopping.requested():
         raise SystemExit(0)

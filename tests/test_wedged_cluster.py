@@ -9,10 +9,11 @@ import signal
 
 import pytest
 
+from django_workflow.models import WorkAttempt
 from django_workflow.supervisor import WEDGED_FOR
 from django_workflow.worker_signals import WORKER_NAME
 from tests.processes import queued_for_the_worker, wait_for, worker
-from tests.testapp.models import Order
+from tests.testapp.models import Order, Pause
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -48,7 +49,8 @@ def idle_readers(worker_pid):
 
 def test_a_worker_process_killed_while_it_waits_for_a_task_does_not_stall_the_queue(tmp_path):
     with worker(tmp_path, env={"WORKFLOW_Q_WORKERS": "2"}) as process:
-        wait_for(lambda: idle_readers(process.pid), 30, "an idle worker on each queue")
+        every_queue = lambda: len(idle_readers(process.pid)) == len(children(process.pid))  # noqa: E731
+        wait_for(every_queue, 30, "an idle worker reading each queue")
         for pid in idle_readers(process.pid):
             os.kill(pid, signal.SIGKILL)
         with queued_for_the_worker:
@@ -59,3 +61,14 @@ def test_a_worker_process_killed_while_it_waits_for_a_task_does_not_stall_the_qu
         log = (tmp_path / "worker.log").read_text()
     assert "starting the cluster again" in log
     assert Order.objects.get(pk=order.pk).visited == "charge,reserve,pack,ship,"
+
+
+def test_a_busy_worker_whose_action_waits_on_a_lock_is_left_alone(tmp_path):
+    # Its process waits on a futex as a wedged one does, but it runs a task.
+    with worker(tmp_path, env={"WORKFLOW_Q_WORKERS": "1"}), queued_for_the_worker:
+        pause = Pause.objects.create(seconds=WEDGED_FOR + 5)
+        done = lambda: Pause.objects.get(pk=pause.pk).state == "done"  # noqa: E731
+        wait_for(done, WEDGED_FOR + 60, "the action")
+        log = (tmp_path / "worker.log").read_text()
+    assert "starting the cluster again" not in log
+    assert not WorkAttempt.objects.filter(object_id=str(pause.pk)).exists()

@@ -1,5 +1,6 @@
 import os
 import signal
+import threading
 import time
 import uuid
 from datetime import date, timedelta
@@ -1385,3 +1386,17 @@ class Node(WorkflowModel):
         """A locked node refuses to close, after its children did: they are undone."""
         if self.locked:
             raise ConditionUnmet(self, "close", "open", "It is locked.")
+
+
+class Pause(WorkflowModel):
+    """An automatic step whose action waits on a lock of its own (a thread's result, as
+    an SDK's transfer would): a busy worker, not a wedged one."""
+
+    seconds = models.FloatField(default=0)
+
+    class Workflow:
+        waiting = Step(action="wait_on_a_lock", on_success="done", time_limit="2m")
+        done = Step()
+
+    def wait_on_a_lock(self):
+        threading.Event().wait(self.seconds)
