@@ -37,10 +37,13 @@ def staff_text(error: BaseException) -> str:
 class TransitionNotAllowed(WorkflowError):
     """The current step offers no transition of that name."""
 
-    def __init__(self, record, name: str, step: str, message: str = "") -> None:
+    def __init__(
+        self, record, name: str, step: str, message: str = "", staff_message: str = ""
+    ) -> None:
         self.record, self.name, self.step = record, name, step
         self.transition = name
         if message:
+            self.staff_message = staff_message or None
             super().__init__(message)
             return
         self._say(

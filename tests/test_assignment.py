@@ -394,3 +394,14 @@ def test_a_bulk_move_by_a_delegate_names_each_records_holder(alice, bob):
         (carol, bob),
         (carol, alice),
     ]
+
+
+def test_releasing_what_nobody_holds_says_so_to_developers_and_to_staff():
+    from django_workflow.errors import staff_text
+    from tests.testapp.models import Errand
+
+    errand = Errand.objects.create(title="free").start()
+    with pytest.raises(TransitionNotAllowed) as refused:
+        errand.workflow.release(User.objects.create_user("ann"))
+    assert str(refused.value) == f"testapp.Errand {errand.pk}: nobody holds it."
+    assert staff_text(refused.value) == f"Errand {errand.pk}: nobody holds it."

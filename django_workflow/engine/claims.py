@@ -21,7 +21,14 @@ from django.utils import timezone
 
 from .. import due_instants, holders
 from ..columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
-from ..errors import AlreadyClaimed, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from ..errors import (
+    IDENTIFIERS,
+    LABELS,
+    AlreadyClaimed,
+    StaleRecord,
+    TransitionNotAllowed,
+    WorkflowPermissionDenied,
+)
 from ..events import Event, Trigger
 from ..pacing import turn
 from ..policies import allowed
@@ -50,7 +57,13 @@ def release(record: Any, actor: Any, comment: str = "") -> Any:
     step = _assigning(record, RELEASE)
     held_by = holders.holder_id(record)
     if held_by is None:
-        raise TransitionNotAllowed(record, RELEASE, step, f"{_named(record)}: nobody holds it.")
+        raise TransitionNotAllowed(
+            record,
+            RELEASE,
+            step,
+            f"{IDENTIFIERS.record(record)}: nobody holds it.",
+            f"{LABELS.record(record)}: nobody holds it.",
+        )
     on_behalf_of = holders.acting_for(record, actor, database(record))[1]
     if not holders.may_release(record, actor):
         raise WorkflowPermissionDenied(record, RELEASE, actor, claimed=True, holder=_held(record))
@@ -126,13 +139,18 @@ def _assigning(record: Any, name: str) -> str:
             record,
             name,
             step,
-            f"{type(record).__name__} has no holders: declare assignment = True in its "
+            f"{record._meta.label} has no holders: declare assignment = True in its "
             "Workflow to claim, release or assign its records.",
+            f"Nobody holds {LABELS.model(record)} records.",
         )
     declared = workflow.steps.get(step)
     if declared is None or declared.is_terminal:
         raise TransitionNotAllowed(
-            record, name, step, f"{_named(record)}: nobody holds a record in {step!r}."
+            record,
+            name,
+            step,
+            f"{IDENTIFIERS.record(record)}: nobody holds a record in step {step!r}.",
+            f"{LABELS.record(record)}: nobody holds a record in {LABELS.step(record, step)}.",
         )
     return step
 
@@ -230,7 +248,3 @@ def _already_claimed(actor: Any) -> Any:
 
 def _held(record: Any) -> Any:
     return holders.holder(record)
-
-
-def _named(record: Any) -> str:
-    return f"{record._meta.verbose_name.capitalize()} {record.pk}"

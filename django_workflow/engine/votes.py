@@ -25,7 +25,13 @@ from django.db import IntegrityError, transaction
 
 from ..ballots import actor_key, quorum
 from ..columns import STATE_ENTERED_AT
-from ..errors import AlreadyVoted, StaleRecord, TransitionNotAllowed, WorkflowPermissionDenied
+from ..errors import (
+    LABELS,
+    AlreadyVoted,
+    StaleRecord,
+    TransitionNotAllowed,
+    WorkflowPermissionDenied,
+)
 from ..events import Event, Trigger
 from ..models import WorkflowVote
 from .moves import database, log_event
@@ -62,7 +68,11 @@ def retract(record: Any, name: str, actor: Any, comment: str = "") -> Any:
         withdrawn, _ = _stay_votes(record, name, stay).filter(actor_key=actor_key(actor)).delete()
         if not withdrawn:
             raise TransitionNotAllowed(
-                record, name, step, f"{actor} has no vote for {name!r} to retract."
+                record,
+                name,
+                step,
+                f"{actor} has no vote for transition {name!r} to retract.",
+                f"{actor} has no vote for {LABELS.transition(record, name, step)} to retract.",
             )
         event = Event(step, step, name, Trigger.VOTE, actor, comment=comment, data=RETRACTED)
         log_event(record, event)
