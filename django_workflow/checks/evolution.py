@@ -62,15 +62,9 @@ class Waiting:
     @classmethod
     def read(cls, using: str) -> Waiting:
         waiting = cls()
-        try:
-            executor = MigrationExecutor(connections[using])
-            plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-        except DatabaseError:  # no migration table yet: nothing is applied, nothing to read
-            return waiting
-        for migration, backwards in plan:
-            if not backwards:
-                for operation in migration.operations:
-                    waiting.note(migration.app_label, operation)
+        for migration in waiting_migrations(using) or ():
+            for operation in migration.operations:
+                waiting.note(migration.app_label, operation)
         return waiting
 
     def note(self, app_label: str, operation: Any) -> None:
@@ -89,6 +83,19 @@ class Waiting:
             self.renamed.add((app_label, operation.model_name_lower, operation.old_name))
         elif isinstance(operation, schema.AddField):
             self.added.add((app_label, operation.model_name_lower, operation.name))
+
+
+def waiting_migrations(using: str) -> list[Any] | None:
+    """The migrations ``migrate`` would apply to database ``using``, in its order; ``None``
+    where no migration is recorded (no migration table: a database made without them)."""
+    try:
+        executor = MigrationExecutor(connections[using])
+        if not executor.recorder.has_table():
+            return None
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except DatabaseError:
+        return None
+    return [migration for migration, backwards in plan if not backwards]
 
 
 def _stranded_records(model: Any, using: str, waiting: Waiting) -> list[checks.CheckMessage]:

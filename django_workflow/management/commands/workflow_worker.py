@@ -19,14 +19,15 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import router
 
+from django_workflow.checks.evolution import waiting_migrations
 from django_workflow.deadlines import catch_up
 from django_workflow.pacing import pace_every_write
 from django_workflow.registry import workflow_models
 from django_workflow.schedulers import Scheduler, all_works, loaded
 from django_workflow.supervisor import Supervisor
 from django_workflow.testing import run_due_work
-from django_workflow.unapplied import unapplied
 
 #: The worker's lines and django-q2's, like
 #: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local
@@ -145,3 +146,19 @@ def configure_logging(verbosity: int, stream: Any) -> None:
         handler.setFormatter(formatter)
     if "log_level" not in (getattr(settings, "Q_CLUSTER", None) or {}):
         queue.setLevel(logging.WARNING if verbosity < 2 else levels.get(verbosity, logging.DEBUG))
+
+
+#: Apps whose tables the worker reads beside the workflow models' own.
+READ_BY_THE_WORKER = ("django_workflow", "django_q", "contenttypes")
+
+
+def unapplied(models: list[Any]) -> list[str]:
+    """``app_label.migration`` of each migration still to apply to the databases ``models``
+    are written to, of the models' apps and those the worker reads."""
+    apps = {model._meta.app_label for model in models} | set(READ_BY_THE_WORKER)
+    waiting: dict[str, None] = {}
+    for db in sorted({router.db_for_write(model) for model in models}):
+        for migration in waiting_migrations(db) or ():
+            if migration.app_label in apps:
+                waiting[f"{migration.app_label}.{migration.name}"] = None
+    return list(waiting)
