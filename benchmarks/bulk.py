@@ -44,7 +44,7 @@ from django.db import connections
 from benchmarks import common
 from benchmarks.benchapp.models import Lapse
 from django_workflow.models import TransitionLog
-from django_workflow.schedulers.polling import poll
+from django_workflow.worker.schedulers.polling import poll
 
 BULK = int(os.environ.get("BENCH_BULK", 10_000))
 ROWS = int(os.environ.get("BENCH_ROWS", 100_000))

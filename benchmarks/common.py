@@ -25,10 +25,10 @@ from zoneinfo import ZoneInfo
 from django.db import connections, models
 
 from benchmarks import settings
-from django_workflow.columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from django_workflow.deadlines import next_due
-from django_workflow.events import WorkKind
+from django_workflow.model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from django_workflow.model.triggers import WorkKind
 from django_workflow.scheduling import due_at
+from django_workflow.work.due_instants import next_due
 
 #: A Tuesday 10:00 in Zagreb; Monday was a holiday, and so were Thursday and Friday before.
 NOW = datetime(2026, 12, 29, 10, 0, tzinfo=ZoneInfo("Europe/Zagreb")).astimezone(UTC)

@@ -61,8 +61,8 @@ from django.db import connections
 
 from benchmarks import common
 from benchmarks.benchapp.models import KIND_MODELS
-from django_workflow import probes
-from django_workflow.schedulers.polling import poll
+from django_workflow.engine.sql import probes
+from django_workflow.worker.schedulers.polling import poll
 
 TICKS = int(os.environ.get("BENCH_TICKS", 500))
 #: Calls per side and round however slow (a generic plan needs more than five on a connection).

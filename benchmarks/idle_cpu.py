@@ -51,9 +51,9 @@ from django_q.models import OrmQ, Schedule, Task
 
 from benchmarks import common
 from benchmarks.fleet.models import FLEET_MODELS
-from django_workflow.deadlines import fingerprint
 from django_workflow.models import DeadlineDeclaration
-from django_workflow.schedulers.polling import POLL_TASK
+from django_workflow.work.due_instants import fingerprint
+from django_workflow.worker.schedulers.polling import POLL_TASK
 
 ROWS = int(os.environ.get("BENCH_FLEET_ROWS", 20_000))
 WARM = float(os.environ.get("BENCH_WARM", 45))

@@ -48,7 +48,7 @@ from django.db import connections, transaction
 
 from benchmarks import common
 from benchmarks.benchapp.models import ManyDeadlines, OneDeadline
-from django_workflow.schedulers.polling import poll
+from django_workflow.worker.schedulers.polling import poll
 
 ALIAS = "postgres"
 TICKS = int(os.environ.get("BENCH_TICKS", 500))

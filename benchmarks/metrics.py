@@ -62,10 +62,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from benchmarks import common
-from django_workflow import Retry, Step, Timeout, Transition, WorkflowModel, gauge_figures
-from django_workflow import metrics as workflow_metrics
+from django_workflow import Retry, Step, Timeout, Transition, WorkflowModel
 from django_workflow.conf import DEFAULTS
 from django_workflow.models import WorkAttempt
+from django_workflow.report import gauges as gauge_figures
+from django_workflow.web import prometheus as workflow_metrics
 
 ALIAS = "postgres"
 ROWS = int(os.environ.get("BENCH_ROWS", 1_000_000))

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import psycopg
 from django.db import transaction
 
-from django_workflow.hot_cursors import prepare_when_asked
+from django_workflow.engine.sql.cursors import prepare_when_asked
 
 #: The log table's columns, in the order of the engine's own INSERT.
 LOG_COLUMNS = (

@@ -46,7 +46,7 @@ from django.utils import timezone
 from benchmarks import common
 from benchmarks.benchapp.models import Intake
 from django_workflow.models import WorkAttempt
-from django_workflow.schedulers import polling
+from django_workflow.worker.schedulers import polling
 
 ALIAS = "postgres"
 HALTED = int(os.environ.get("BENCH_HALTED", 5_000))

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from . import moved
 from .declaration import (
     Every,
     Join,
@@ -29,7 +30,11 @@ from .errors import (
     WorkflowError,
     WorkflowPermissionDenied,
 )
-from .inbox import inbox as inbox  # imports no model: safe while Django loads the apps
+from .reading.inbox import (
+    inbox as inbox,  # imports no model: safe while Django loads the apps
+)
+
+moved.install()  # paths of release 0.3 and before still import (docs/upgrading.md)
 
 if TYPE_CHECKING:  # loaded lazily at run time (below); type checkers see them here
     from .engine.firing import run_work as run_work

@@ -14,9 +14,9 @@ class DjangoWorkflowConfig(AppConfig):
         from django_q.signals import post_execute_in_worker, post_spawn, pre_execute
 
         from .checks import check_deploy_records, check_records, check_workflows
-        from .queueing import queue_entered
         from .signals import entered_step
-        from .worker_signals import stop_gently, task_finished, task_started
+        from .worker.stop_signals import stop_gently, task_finished, task_started
+        from .worker.transport import queue_entered
 
         checks.register(check_workflows, "django_workflow")
         # It queries records, so it runs only where Django passes databases:

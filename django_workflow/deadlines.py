@@ -6,7 +6,8 @@ Computing lives in ``due_instants`` (a low module), writing in the engine
 the workflow cannot see (raw SQL, a holidays calendar that changed).
 """
 
-from .due_instants import (
+from .engine.rescheduling import catch_up, postpone, reschedule, store
+from .work.due_instants import (
     HALTED,
     common_entry_due,
     entering,
@@ -15,8 +16,7 @@ from .due_instants import (
     next_due,
     watched,
 )
-from .due_instants import _declared as _declared
-from .engine.rescheduling import catch_up, postpone, reschedule, store
+from .work.due_instants import _declared as _declared
 
 #: ``refresh(Model, pks, db)``: the name the docs give ``reschedule``.
 refresh = reschedule

@@ -200,7 +200,7 @@ def _queryset_call(ctx: MethodSigContext) -> FunctionLike:
 def _by_name(ctx: MethodSigContext, model: Any) -> FunctionLike:
     """The signature for the transition the call names (a string literal), else one that
     takes only a declared name."""
-    from django_workflow.stubs.surface import CALL_PARAMS  # Django is set up by now
+    from .stubs.surface import CALL_PARAMS  # Django is set up by now
 
     signature = ctx.default_signature
     checker = ctx.api
@@ -303,7 +303,7 @@ def _referenced(model: Any) -> list[str]:
 def _surfaces() -> dict[str, Any]:
     """Every workflow model's surface by the class's full name."""
     _set_django_up()
-    from django_workflow.stubs.surface import surface, typed_models
+    from .stubs.surface import surface, typed_models
 
     return {f"{m.__module__}.{m.__qualname__}": surface(m) for m in typed_models()}
 

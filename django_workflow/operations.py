@@ -23,8 +23,8 @@ from django.db import router, transaction
 from django.db.migrations.operations.base import Operation, OperationCategory
 from django.utils import timezone
 
-from .columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from .events import Event, Trigger
+from .model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from .model.triggers import Event, Trigger
 
 # The first migration whose log accepts the `migration` trigger.
 LOG_MIGRATION = ("django_workflow", "0003_attempts_survive_interruptions")

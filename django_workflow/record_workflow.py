@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, overload
 from asgiref.sync import sync_to_async
 from django.db import models
 
-from .generation import is_generated
+from .model.generation import is_generated
 
 if TYPE_CHECKING:
-    from .compiled import CompiledWorkflow
-    from .service_levels import SlaState
+    from .model.compiled import CompiledWorkflow
+    from .work.sla_clocks_read import SlaState
 
 
 class WorkflowAttribute:
@@ -141,13 +141,13 @@ class RecordWorkflow:
 
     def undo(self, actor: Any = None) -> Any:
         """Rewind the newest undoable step change (or redo an undo); see ``Undo``."""
-        from . import undo
+        from .engine import undo
 
         return undo.run_undo(self.record, actor)
 
     def sla(self, name: str) -> SlaState:
         """Where the service-level clock ``name`` of ``Workflow.slas`` stands."""
-        from . import service_levels
+        from .work import sla_clocks_read as service_levels
 
         return service_levels.state(self.record, name)
 
@@ -159,19 +159,19 @@ class RecordWorkflow:
 
     def history(self) -> Any:
         """Every transition log row of this record, oldest first."""
-        from . import history
+        from .reading import log_rows_read as history
 
         return history.history(self.record)
 
     def effective_history(self) -> list[Any]:
         """The log rows whose effect stands: undone rows and undo rows left out."""
-        from . import history
+        from .reading import log_rows_read as history
 
         return history.effective_history(self.record)
 
     def state_at(self, instant: Any) -> str | None:
         """The step this record was in at ``instant``, from the log."""
-        from . import history
+        from .reading import log_rows_read as history
 
         return history.state_at(self.record, instant)
 

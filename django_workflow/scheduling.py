@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .events import WorkKind
-from .record_time import anchor_value, calendar_of, zone_of
+from .model.triggers import WorkKind
 from .work import Work
+from .work.record_time import anchor_value, calendar_of, zone_of
 
 __all__ = [
     "PendingDeadline",

@@ -10,31 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .engine.firing import run_work
-from .registry import workflow_models
-
-MAX_PASSES = 50
-
-
-def run_due_work(now: datetime | None = None) -> dict[str, int]:
-    """Run every Work due at ``now`` (default: the current, possibly travelled, time).
-
-    Passes repeat until nothing more fires, so chains of automatic steps and
-    timeouts that lead into them finish. Returns how many records each work fired.
-    """
-    fired: dict[str, int] = {}
-    for _ in range(MAX_PASSES):
-        this_pass = 0
-        for model in workflow_models():
-            for work in model.workflow.works:
-                count = run_work(model, work.name, now=now)
-                if count:
-                    key = f"{model._meta.label}:{work.name}"
-                    fired[key] = fired.get(key, 0) + count
-                    this_pass += count
-        if not this_pass:
-            return fired
-    raise RuntimeError(f"work was still firing after {MAX_PASSES} passes")
+from .engine.firing import MAX_PASSES as MAX_PASSES
+from .engine.firing import run_due_work as run_due_work
 
 
 def advance_to_next_deadline(record: Any, clock: Any = None) -> datetime | None:

@@ -4,7 +4,7 @@
 
 from django.urls import path
 
-from .web import views
+from .web import form_views as views
 
 app_name = "django_workflow"
 

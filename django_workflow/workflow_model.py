@@ -14,10 +14,14 @@ from typing import Any, Self, TypeVar
 
 from django.db import models, transaction
 
-from . import actionable, rearming, service_levels
-from .generation import WorkflowModelBase, replaceable, replaceable_property
+from .engine import rearming
+from .model.generation import WorkflowModelBase, replaceable, replaceable_property
+from .model.registry import (
+    workflow_models as workflow_models,  # where it lived before
+)
+from .reading import actionable
 from .record_workflow import WorkflowAttribute
-from .registry import workflow_models as workflow_models  # where it lived before
+from .work import sla_clocks_read as service_levels
 
 #: The model a queryset holds, for type checkers (``WorkflowQuerySet[Order]``).
 _Model = TypeVar("_Model", bound=models.Model, covariant=True)
@@ -66,7 +70,7 @@ class WorkflowQuerySet(models.QuerySet[_Model, _Model]):
     ) -> dict[Any, Any]:
         """Move each record that allows ``name``: ``{pk: its new step, or the error}``
         (docs: bulk moves)."""
-        from . import bulk
+        from .engine import bulk
 
         return bulk.transition_many(
             self, name, actor, authorize=authorize, comment=comment, data=data, **accepted

@@ -5,8 +5,8 @@ import sys
 import threading
 from datetime import timedelta
 
-from django_workflow.schedulers import Scheduler
 from django_workflow.work import Work
+from django_workflow.worker.schedulers import Scheduler
 
 
 class TallyScheduler(Scheduler):

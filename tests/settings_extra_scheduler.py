@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from django_workflow.schedulers.registry import SCHEDULERS, SchedulerInfo
+from django_workflow.worker.schedulers.catalog import SCHEDULERS, SchedulerInfo
 from tests.settings import *  # noqa: F403
 
 SCHEDULERS["tally"] = SchedulerInfo(

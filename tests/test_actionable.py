@@ -11,8 +11,6 @@ import rules
 from django.contrib.auth.models import Group, Permission, User
 from django.db.models import Q
 
-from django_workflow import actionable
-from django_workflow.actionable import plan_for
 from django_workflow.policies import (
     EVERYTHING,
     NOTHING,
@@ -26,6 +24,8 @@ from django_workflow.policies import (
     narrowing,
     relates_to_actor_via,
 )
+from django_workflow.reading import actionable
+from django_workflow.reading.actionable import plan_for
 from tests.testapp.models import Candidate, Case, Expense, Team, Ticket, in_the_region
 
 pytestmark = pytest.mark.django_db

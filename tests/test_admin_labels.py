@@ -11,8 +11,8 @@ from django.utils import translation
 from django_workflow import Step, Timeout, Transition
 from django_workflow.admin import describe_deadline
 from django_workflow.models import TransitionLog
+from django_workflow.reading.wording import row_label, trigger_words
 from django_workflow.testing import advance_to_next_deadline, run_due_work
-from django_workflow.wording import row_label, trigger_words
 from example_project.support.models import Ticket as SupportTicket
 from tests.testapp.models import Appeal, Claim, Decision, Shipment, Sync
 
@@ -195,7 +195,7 @@ def test_a_deadline_reads_in_the_active_language(time_machine):
 
 
 def test_a_deadline_label_must_be_text():
-    from django_workflow.checks.steps import _check_labels
+    from django_workflow.checks.steps_checks import _check_labels
 
     step = Step(Transition("go", to="done"), Timeout("late", fire_after="1d", label=3))
     errors = list(_check_labels(Decision, "pending", step))

@@ -141,7 +141,7 @@ def test_automatic_steps_go_through_the_django_q2_queue(committed):
     with committed():
         Import.objects.create()
     [task] = Success.objects.all()
-    assert task.func == "django_workflow.queueing.run_automatic_steps"
+    assert task.func == "django_workflow.worker.transport.run_automatic_steps"
     assert task.args == ["testapp.Import", "parse"] or task.args == ("testapp.Import", "parse")
     assert task.result == 1  # one run of the step moved the record on
 

@@ -43,7 +43,7 @@ KICK_OFF = textwrap.dedent(
     import django
 
     django.setup()
-    from django_workflow.schedulers import PollingScheduler, all_works
+    from django_workflow.worker.schedulers import PollingScheduler, all_works
 
     works = all_works()
     PollingScheduler().kick_off(works, sorted({work.queue for work in works}))

@@ -14,9 +14,9 @@ from django_q.models import Schedule, Task
 from django_workflow import deliver
 from django_workflow.engine.buffering import buffered_rows
 from django_workflow.models import EventDelivery, TransitionLog
-from django_workflow.schedulers.base import all_works
-from django_workflow.schedulers.buffer_sweep import SWEEP_TASK, sweep_buffered
-from django_workflow.schedulers.polling import PollingScheduler, schedule_name
+from django_workflow.worker.schedulers.buffer_sweep import SWEEP_TASK, sweep_buffered
+from django_workflow.worker.schedulers.polling import PollingScheduler, schedule_name
+from django_workflow.worker.schedulers.scheduler import all_works
 from tests.test_indexes import plan_of
 from tests.testapp.models import Payment
 

@@ -12,7 +12,7 @@ from django_q.models import Task
 
 from django_workflow import deliver
 from django_workflow.models import EventDelivery, TransitionLog
-from django_workflow.schedulers.buffer_sweep import SWEEP_TASK
+from django_workflow.worker.schedulers.buffer_sweep import SWEEP_TASK
 from tests.processes import wait_for, workers_at_once
 from tests.testapp.models import Payment
 

@@ -7,7 +7,6 @@ from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.db.models.signals import post_save, pre_save
 
-from django_workflow.deadlines import next_due
 from django_workflow.errors import (
     NoRouteMatched,
     StaleRecord,
@@ -16,6 +15,7 @@ from django_workflow.errors import (
 )
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed
+from django_workflow.work.due_instants import next_due
 from tests.moments import T
 from tests.testapp.models import Expense, Proposal, Routed, Ticket
 

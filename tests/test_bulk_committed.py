@@ -15,7 +15,7 @@ from django.db import connections, transaction
 from django_q.conf import Conf
 from django_q.models import OrmQ
 
-from django_workflow.bulk import BATCH_SIZE
+from django_workflow.engine.bulk import BATCH_SIZE
 from django_workflow.engine.steps import run_steps
 from tests.testapp.models import Candidate, Shipment, Ticket
 

@@ -188,7 +188,7 @@ def test_business_hours_without_working_hours_are_an_error(declare):
 
 
 def test_other_working_hours_make_the_worker_compute_the_due_instants_again(declare):
-    from django_workflow.due_instants import fingerprint
+    from django_workflow.work.due_instants import fingerprint
 
     class Workflow:
         working_hours = "09:00-17:00"

@@ -5,9 +5,10 @@ child whose step offers ``void``; the others stay, and the parent's log row coun
 import pytest
 from django.contrib.auth.models import User
 
-from django_workflow import StaleRecord, Step, Transition, WorkflowPermissionDenied, wording
+from django_workflow import StaleRecord, Step, Transition, WorkflowPermissionDenied
 from django_workflow.checks import check_model
 from django_workflow.models import PendingEffect, TransitionLog
+from django_workflow.reading import wording
 from django_workflow.signals import step_changed
 from tests.testapp.models import Purchase, PurchaseLine, Reservation
 

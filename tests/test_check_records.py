@@ -8,7 +8,7 @@ from django.test.utils import isolate_apps
 
 from django_workflow import Step, Transition, WorkflowModel
 from django_workflow.checks import check_records
-from django_workflow.checks.records import undeclared_steps
+from django_workflow.checks.records_checks import undeclared_steps
 from tests.testapp.models import Decision, Order
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import pytest
 from django.db.models import Q
 
 from django_workflow import Retry, Route, Step, Transition, Undo
-from django_workflow.compiled import OPTIONS, compile_workflow
 from django_workflow.durations import BusinessDays, InvalidDuration, parse_duration, parse_timedelta
+from django_workflow.model.compiled import OPTIONS, compile_workflow
 from tests.testapp.models import Candidate, Order
 
 

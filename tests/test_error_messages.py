@@ -20,9 +20,9 @@ from django_workflow import (
     WorkflowPermissionDenied,
 )
 from django_workflow.checks import check_model
-from django_workflow.conditions import unmet_reason
 from django_workflow.errors import staff_text
-from django_workflow.log_values import MAX_DATA_BYTES, MAX_DATA_DEPTH
+from django_workflow.model.conditions import unmet_reason
+from django_workflow.model.log_values import MAX_DATA_BYTES, MAX_DATA_DEPTH
 from django_workflow.models import TransitionLog
 from tests.testapp.models import Decision, Expense, Order, Routed, Ticket
 

@@ -6,7 +6,7 @@ from django.contrib.auth.models import Permission, User
 
 from django_workflow import deliver
 from django_workflow.models import EventDelivery, TransitionLog
-from django_workflow.wording import row_label
+from django_workflow.reading.wording import row_label
 from tests.testapp.models import Payment
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,8 @@ from django.db.models.signals import pre_save
 from django.test.utils import CaptureQueriesContext
 
 from django_workflow import InvalidDelivery, deliver, deliver_many
-from django_workflow.engine import buffering, delivery_statements
+from django_workflow.engine import buffering
+from django_workflow.engine.sql import delivery_statements
 from django_workflow.models import EventDelivery, TransitionLog
 from tests.races import race
 from tests.testapp.models import Payment

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.db import models
 
 from django_workflow import Step, Transition
-from django_workflow.generation import is_generated
+from django_workflow.model.generation import is_generated
 from tests.testapp.models import Article, Candidate, Order, Review, UrgentReview
 
 
@@ -33,7 +33,7 @@ def test_a_marked_initial_step_wins_over_declaration_order():
         intake = Step(Transition("submit", to="review"), initial=True)
         done = Step()
 
-    from django_workflow.compiled import compile_workflow
+    from django_workflow.model.compiled import compile_workflow
 
     assert compile_workflow(None, Declaration).initial_step == "intake"
 

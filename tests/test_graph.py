@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from django.db.models import BooleanField, Q, Value
 from django.utils.translation import gettext_lazy
 
-from django_workflow import Route, Step, Timeout, Transition, graph
-from django_workflow.compiled import compile_workflow
+from django_workflow import Route, Step, Timeout, Transition
+from django_workflow.model import graph
+from django_workflow.model.compiled import compile_workflow
 from tests.testapp.models import Decision, Proposal
 
 DECISION_MERMAID = """stateDiagram-v2

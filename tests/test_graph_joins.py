@@ -1,8 +1,9 @@
 """A join step in every diagram (docs/transitions.md, "Joins"): its ways out drawn as
 edges of their own, each labelled with its condition, in Mermaid, dot and the admin's SVG."""
 
-from django_workflow import Join, Step, Transition, graph
-from django_workflow.compiled import compile_workflow
+from django_workflow import Join, Step, Transition
+from django_workflow.model import graph
+from django_workflow.model.compiled import compile_workflow
 from tests.test_graph import read
 from tests.testapp.models import Consignment
 

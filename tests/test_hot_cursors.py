@@ -10,8 +10,8 @@ from django.db.backends.utils import CursorWrapper
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
-from django_workflow import hot_cursors
-from django_workflow.hot_cursors import hot_cursor
+from django_workflow.engine.sql import cursors as hot_cursors
+from django_workflow.engine.sql.cursors import hot_cursor
 from tests.conftest import workflow_database
 from tests.test_round_trips import round_trips
 from tests.testapp.models import Expense

@@ -103,3 +103,129 @@ def test_the_allowlists_name_only_what_is_still_too_long():
     modules_now, functions_now = set(too_long_modules()), set(too_long_functions())
     assert not (set(ONE_CONCEPT) | NOT_YET_SPLIT_MODULES) - modules_now, "within the limit now"
     assert not NOT_YET_SPLIT_FUNCTIONS - functions_now, "within the limit now"
+
+
+#: The layers, lowest first (docs/decisions.md, "The map"): a module imports its own
+#: layer and those below, never one above, at the top of a file or inside a function.
+LAYERS: list[tuple[str, set[str]]] = [
+    (
+        "vocabulary",
+        {"conf", "errors", "signals", "durations", "declaration", "policies", "moved"}
+        | {"diagram_svg"},
+    ),
+    ("declared", {"model", "work", "scheduling"}),
+    ("tables", {"models", "migrations"}),
+    ("reading", {"reading"}),
+    ("engine", {"engine"}),
+    ("worker", {"worker"}),
+    ("api", {"workflow_model", "record_workflow", "deadlines", "operations", "testing"}),
+    (
+        "surfaces",
+        {"admin", "web", "rest", "report", "checks", "stubs", "management", "templatetags"}
+        | {"apps", "urls", "views", "metrics", "mypy"},
+    ),
+]
+MAX_ROOT_MODULES = 20
+
+
+def room(module: str) -> str:
+    """``engine/sql/writes.py`` → ``engine``; ``conf.py`` → ``conf``."""
+    return module.removesuffix(".py").split("/")[0]
+
+
+def layer_of(module: str) -> int:
+    return next(i for i, (_, rooms) in enumerate(LAYERS) if room(module) in rooms)
+
+
+def imported(path: str, source: str) -> set[str]:
+    """The package's modules and packages ``source`` imports, as paths inside the package."""
+    package = path.removesuffix(".py").split("/")[:-1]  # a package's own for __init__
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = [*base, *(node.module.split(".") if node.module else [])]
+            elif (node.module or "").startswith("django_workflow"):
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            found |= (
+                {"/".join([*target, alias.name]) for alias in node.names}
+                if target
+                else {alias.name for alias in node.names}
+            )
+            if target:
+                found.add("/".join(target))
+        elif isinstance(node, ast.Import):
+            found |= {
+                "/".join(alias.name.split(".")[1:])
+                for alias in node.names
+                if alias.name.startswith("django_workflow.")
+            }
+    return found
+
+
+def test_every_room_has_a_layer():
+    unplaced = {room(path) for path in modules() if path != "__init__.py"}
+    unplaced -= set().union(*(rooms for _, rooms in LAYERS))
+    assert not unplaced, "Name the layer of these rooms in LAYERS and in docs/decisions.md"
+
+
+def test_no_module_imports_a_room_above_its_layer():
+    upward = [
+        f"{path} imports {target}"
+        for path, source in modules().items()
+        if path != "__init__.py"
+        for target in imported(path, source)
+        if target and layer_of(target) > layer_of(path)
+    ]
+    assert upward == []
+
+
+def test_the_import_reader_sees_each_form():
+    source = (
+        "from ... import errors\n"
+        "from ..moves import move\n"
+        "def f():\n"
+        "    from ...admin import site\n"
+    )
+    assert imported("engine/sql/writes.py", source) == {
+        "errors",
+        "engine/moves",
+        "engine/moves/move",
+        "admin",
+        "admin/site",
+    }
+
+
+def test_the_entrance_holds_about_twenty_modules():
+    at_the_root = [path for path in modules() if "/" not in path]
+    assert len(at_the_root) <= MAX_ROOT_MODULES, sorted(at_the_root)
+
+
+def test_no_two_modules_share_a_name():
+    names: dict[str, list[str]] = {}
+    for path in modules():
+        *_, name = path.split("/")
+        if name != "__init__.py":
+            names.setdefault(name.removesuffix(".py"), []).append(path)
+    rooms = {path.split("/")[-2] for path in modules() if path.endswith("/__init__.py")}
+    shared = {name: paths for name, paths in names.items() if len(paths) > 1 or name in rooms}
+    assert not shared
+
+
+def test_every_reader_is_named_like_its_writer():
+    readers = [path for path in modules() if path.endswith("_read.py")]
+    assert readers, "the readers end in _read"
+    writers = {path.split("/")[-1] for path in modules() if path.startswith("engine/")}
+    unpaired = [r for r in readers if r.split("/")[-1].replace("_read", "") not in writers]
+    assert not unpaired, "a reader is named like the engine's module that writes what it reads"
+
+
+def test_the_map_names_every_room():
+    decisions = (PACKAGE.parent / "docs" / "decisions.md").read_text(encoding="utf-8")
+    the_map = decisions.split("## The map", 1)[1].split("\n## ", 1)[0]
+    rooms = {room(path) for path in modules() if path != "__init__.py"}
+    missing = [r for r in sorted(rooms) if f"`{r}" not in the_map]
+    assert not missing

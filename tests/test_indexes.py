@@ -5,9 +5,9 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine.firing import due_rows
-from django_workflow.generation import deadline_indexes
+from django_workflow.model.columns import NEXT_DUE_AT
+from django_workflow.model.generation import deadline_indexes
 from tests.testapp.models import Decision, Monitor, Proposal
 
 

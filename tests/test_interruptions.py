@@ -14,8 +14,8 @@ import pytest
 from django_q.models import Schedule, Task
 
 from django_workflow.models import TransitionLog, WorkAttempt
-from django_workflow.retrying import RECOVERING
-from django_workflow.schedulers.polling import POLL_TASK
+from django_workflow.reading.attempts_read import RECOVERING
+from django_workflow.worker.schedulers.polling import POLL_TASK
 from tests.processes import queued_for_the_worker, wait_for, worker
 from tests.testapp.models import Job
 

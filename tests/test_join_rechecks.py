@@ -13,10 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_workflow import Join, Step, deadlines
-from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine.firing import Firing
+from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.models import DeadlineDeclaration, TransitionLog
-from django_workflow.schedulers.polling import poll
+from django_workflow.worker.schedulers.polling import poll
 from tests.moments import T
 from tests.test_indexes import plan_of
 from tests.testapp.models import Consignment, Parcel

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from django_workflow import run_work
 from django_workflow.models import TransitionLog
-from django_workflow.schedulers.polling import poll
+from django_workflow.worker.schedulers.polling import poll
 from tests.moments import T
 from tests.testapp.models import Bottle, Crate
 

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from django_workflow.key_lists import among
+from django_workflow.reading.key_lists import among
 from tests.testapp.models import Order, Ticket
 
 pytestmark = pytest.mark.django_db

@@ -13,14 +13,15 @@ from django.test.utils import CaptureQueriesContext
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
-from django_workflow import StaleRecord, gauge_figures, meters
-from django_workflow import metrics as workflow_metrics
-from django_workflow.columns import NEXT_DUE_AT
-from django_workflow.engine import run_step
-from django_workflow.events import Event, Trigger
+from django_workflow import StaleRecord
+from django_workflow.engine import meters, run_step
+from django_workflow.model.columns import NEXT_DUE_AT
+from django_workflow.model.registry import workflow_models
+from django_workflow.model.triggers import Event, Trigger
 from django_workflow.models import WorkAttempt
-from django_workflow.registry import workflow_models
+from django_workflow.report import gauges as gauge_figures
 from django_workflow.testing import run_due_work
+from django_workflow.web import prometheus as workflow_metrics
 from tests.conftest import workflow_database
 from tests.processes import run_once
 from tests.test_admin import OVERVIEW, overview_rows

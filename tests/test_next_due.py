@@ -11,11 +11,11 @@ from django.db import models
 from django.utils import timezone
 
 from django_workflow import Every, Step, Timeout, Transition, deadlines
-from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine.firing import run_work
+from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.models import DeadlineDeclaration, WorkAttempt
-from django_workflow.schedulers.polling import poll, queue_waiting_steps
 from django_workflow.testing import run_due_work
+from django_workflow.worker.schedulers.polling import poll, queue_waiting_steps
 from tests.moments import T
 from tests.testapp.models import Appeal, Batch, Claim, Monitor, NationalClaim, Proposal, Sync
 

@@ -19,8 +19,8 @@ from django_q.models import OrmQ
 from django_workflow.engine import run_step
 from django_workflow.engine.attempts import POISON_PILL
 from django_workflow.models import PendingEffect, TransitionLog, WorkAttempt
-from django_workflow.queueing import run_entry
 from django_workflow.testing import run_due_work
+from django_workflow.worker.transport import run_entry
 from tests.moments import T
 from tests.processes import ROOT, wait_for
 from tests.testapp.models import Shipment

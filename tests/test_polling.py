@@ -9,15 +9,15 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_q.models import OrmQ, Schedule, Task
 
-from django_workflow.schedulers.base import all_works
-from django_workflow.schedulers.polling import (
+from django_workflow.signals import work_fired
+from django_workflow.worker.schedulers.polling import (
     POLL_TASK,
     PollingScheduler,
     poll,
     poll_models,
     schedule_name,
 )
-from django_workflow.signals import work_fired
+from django_workflow.worker.schedulers.scheduler import all_works
 from tests.testapp.models import Batch, Proposal, SideEffect, Sync
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +55,7 @@ def test_sync_adds_updates_and_removes_schedules():
     assert (again["updated"], again["removed"]) == (1, 1)
     updated = Schedule.objects.get(name=name)
     assert (updated.cron, updated.schedule_type, updated.repeats) == ("* * * * *", "C", -1)
-    assert updated.func == "django_workflow.schedulers.polling.poll_models"
+    assert updated.func == "django_workflow.worker.schedulers.polling.poll_models"
     assert "testapp.Proposal" in ast.literal_eval(updated.args)[0]
     assert ast.literal_eval(updated.kwargs) == {"q_options": {"cluster": "workflow"}}
     assert Schedule.objects.filter(name="not-ours").exists()
@@ -127,7 +127,7 @@ def test_work_fired_reports_each_run():
 def test_one_task_polls_every_model_of_its_group_and_a_failing_model_stops_no_other(
     monkeypatch,
 ):
-    from django_workflow.schedulers import polling
+    from django_workflow.worker.schedulers import polling
 
     Batch.objects.bulk_create([Batch() for _ in range(2)])
     Batch.objects.update(state_entered_at=timezone.now() - timedelta(hours=30))

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from django_workflow.checks import check_model
-from django_workflow.compiled import CompiledWorkflow
+from django_workflow.model.compiled import CompiledWorkflow
 from django_workflow.record_workflow import SHORTCUTS, RecordWorkflow
 from django_workflow.testing import run_due_work
 from tests.testapp.models import Notice, Ticket

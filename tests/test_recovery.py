@@ -12,9 +12,10 @@ from django_q.signals import pre_enqueue
 
 from django_workflow.engine import run_step
 from django_workflow.engine.attempts import start_attempt
-from django_workflow.engine.recovery import hand_over, process_alive, recover, renew
+from django_workflow.engine.leases import process_alive, renew
 from django_workflow.models import WorkAttempt
-from django_workflow.retrying import NODE_VARIABLE, RECOVERING
+from django_workflow.reading.attempts_read import NODE_VARIABLE, RECOVERING
+from django_workflow.worker.recovery import hand_over, recover
 from tests.moments import T
 from tests.testapp.models import STOP_WORDS, Candidate, Sync
 

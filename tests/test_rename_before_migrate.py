@@ -10,11 +10,11 @@ from django.db import connection
 from django.db.migrations.state import ProjectState
 from django.utils import timezone
 
-from django_workflow.columns import NEXT_DUE_AT
-from django_workflow.deadlines import next_due
+from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.models import DeadlineDeclaration
 from django_workflow.operations import RenameStep
 from django_workflow.testing import run_due_work
+from django_workflow.work.due_instants import next_due
 from tests.processes import run_once
 from tests.testapp.models import Appeal
 

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from django_workflow.engine.firing import run_work
-from django_workflow.events import Trigger
+from django_workflow.model.triggers import Trigger
 from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, non_working_spans, time_in_step
 from django_workflow.report.working_days import calendar_days

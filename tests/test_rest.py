@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.test import APIClient
 
-from django_workflow.log_values import MAX_DATA_BYTES, MAX_DATA_DEPTH
+from django_workflow.model.log_values import MAX_DATA_BYTES, MAX_DATA_DEPTH
 from django_workflow.models import TransitionLog
 from tests.rest_urls import DecisionViewSet, RoutedViewSet
 from tests.testapp.models import Decision, Expense, Proposal, Routed, Ticket

@@ -6,15 +6,15 @@ from datetime import timedelta
 import pytest
 
 from django_workflow import Retry, Step, Timeout
+from django_workflow.admin.halted_steps import attempt_row, next_attempt_at
 from django_workflow.engine import error_summary, run_step
 from django_workflow.engine.attempts import start_attempt
 from django_workflow.engine.firing import run_work
-from django_workflow.halted_steps import attempt_row, next_attempt_at
 from django_workflow.models import TransitionLog, WorkAttempt
-from django_workflow.retrying import backoff, runs_at
-from django_workflow.schedulers.polling import poll
+from django_workflow.reading.attempts_read import backoff, runs_at
 from django_workflow.signals import work_failed, work_halted
 from django_workflow.testing import run_due_work
+from django_workflow.worker.schedulers.polling import poll
 from tests.moments import T
 from tests.testapp.models import STOP_WORDS, Candidate, Monitor, Render, Sync
 

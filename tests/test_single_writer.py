@@ -1,16 +1,20 @@
-"""Only the engine writes a workflow's derived state (docs/decisions.md, the rooms): the
+"""Only the engine writes a workflow's derived state (docs/decisions.md, "The map"): the
 step, the entry instant, the fired columns, ``next_due_at``, the holder (``assignee``,
-``assigned_at``), and the attempt rows
-(``WorkAttempt``, ``PendingEffect``). Every other module of the package reads them, and
-hands a write over to ``django_workflow.engine``.
+``assigned_at``), the SLA clocks (``sla_*``), and the derived tables: attempts, owed
+effects, votes, queued runs, deliveries and the log (``WorkAttempt``, ``PendingEffect``,
+``WorkflowVote``, ``QueuedRun``, ``EventDelivery``, ``TransitionLog``). Every other module
+of the package reads them, and hands a write over to ``django_workflow.engine``; inside
+the engine, SQL written by hand lives in ``engine/sql/`` alone.
 
 The scan reads each module's syntax: a write call (``update``, ``bulk_update``,
-``update_or_create``, ``delete``, ``save``, ``create``…) whose receiver comes from the
-attempt rows, or whose values name a workflow column, directly or through a variable
-assigned from one, is a write. It is a guard against a new writer, not a proof.
+``update_or_create``, ``delete``, ``save``, ``create``…) whose receiver comes from a
+derived table, or whose values name a workflow column, directly or through a variable
+assigned from one, is a write; so is a string holding an ``INSERT``, ``UPDATE`` or
+``DELETE`` statement. It is a guard against a new writer, not a proof.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -25,8 +29,18 @@ ALLOWED = {
     "migrations",
 }
 
-#: What names the attempt rows, in a receiver.
-ATTEMPT_ROWS = ("workattempt", "pendingeffect", "pending_effect", "retrying.rows")
+#: What names the rows of a derived table, in a receiver.
+ATTEMPT_ROWS = (
+    "workattempt",
+    "pendingeffect",
+    "pending_effect",
+    "retrying.rows",
+    "attempts_read.rows",
+    "workflowvote",
+    "queuedrun",
+    "eventdelivery",
+    "transitionlog",
+)
 #: What names a workflow column, in the values written.
 COLUMNS = (
     "next_due_at",
@@ -37,9 +51,10 @@ COLUMNS = (
     "rearm",
     "assignee",
     "assigned_at",
+    "sla_",
 )
 #: The modules whose functions return attempt rows to read.
-ROW_READERS = ("retrying", "owed_effects")
+ROW_READERS = ("attempts_read", "owed_effects_read")
 ROW_WRITES = {
     "create",
     "bulk_create",
@@ -175,7 +190,8 @@ def test_no_module_outside_the_engine_writes_derived_state():
         "def f(record): record.save(update_fields=['assignee', 'assigned_at'])",
         "def f(model, db): retrying.rows(model, db).filter(halted=True).delete()",
         "def f(model, db):\n    halted = retrying.rows(model, db)\n    halted.delete()",
-        "from .retrying import rows\ndef f(model, db): rows(model, db).update(halted=False)",
+        "from ..reading.attempts_read import rows\n"
+        "def f(model, db): rows(model, db).update(halted=False)",
         "def f(): WorkAttempt.objects.create(work='step:x')",
         "def f(apps):\n    owed = apps.get_model('django_workflow', 'PendingEffect')\n"
         "    owed.objects.filter(step='a').update(step='b')",
@@ -197,3 +213,65 @@ def test_the_scan_sees_a_write(violation):
 )
 def test_the_scan_lets_reads_and_other_columns_be(reading):
     assert writes(reading) == []
+
+
+#: A statement that writes, as SQL text: what only ``engine/sql/`` may hold.
+SQL_WRITE = re.compile(
+    r"\b(INSERT\s+INTO|DELETE\s+FROM)\b|^\s*UPDATE\s|\bUPDATE\s+\S+\s+SET\b", re.I
+)
+
+
+def _texts(tree):
+    """``(line, text)`` of each string: an f-string's parts joined, its values as ``x``;
+    docstrings aside."""
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            skip.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(part) for part in node.values)
+            parts = [p.value if isinstance(p, ast.Constant) else "x" for p in node.values]
+            yield node.lineno, "".join(parts)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            yield node.lineno, node.value
+
+
+def sql_writes(source, filename="<snippet>"):
+    """``(line, text)`` of each string that holds a writing SQL statement."""
+    tree = ast.parse(source, filename)
+    return sorted((line, text[:60]) for line, text in _texts(tree) if SQL_WRITE.search(text))
+
+
+def test_sql_that_writes_lives_in_engine_sql_alone():
+    found = [
+        f"django_workflow/{path.relative_to(PACKAGE)}:{line}: {text}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[:2] != ("engine", "sql")
+        and path.relative_to(PACKAGE).parts[0] != "migrations"
+        for line, text in sql_writes(path.read_text())
+    ]
+    assert found == []
+
+
+def test_the_hand_written_statements_are_seen_where_they_live():
+    assert sql_writes((PACKAGE / "engine" / "sql" / "writes.py").read_text())
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        'SQL = "INSERT INTO django_workflow_transitionlog (step) VALUES (%s)"',
+        "def f(table): return f'UPDATE {table} SET state = %s WHERE id = %s'",
+        'def f(cursor): cursor.execute("DELETE FROM django_workflow_workflowvote")',
+        'def f(t): return "update " + t + " set x = 1"',
+    ],
+)
+def test_the_scan_sees_sql_that_writes(statement):
+    assert sql_writes(statement)
+
+
+def test_the_scan_lets_reading_sql_and_prose_be():
+    assert sql_writes('SQL = "SELECT id FROM t FOR UPDATE SKIP LOCKED"') == []
+    assert sql_writes('def f():\n    """One UPDATE and one INSERT INTO the log."""') == []

@@ -17,8 +17,8 @@ from django.template import Context, Template
 from django.test import RequestFactory
 from rest_framework.test import APIClient
 
+from django_workflow.reading.wording import row_label
 from django_workflow.testing import advance_to_next_deadline, run_due_work
-from django_workflow.wording import row_label
 from tests.testapp.models import Inquiry
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from django_q.models import OrmQ
 
 from django_workflow.engine.steps import run_steps
 from django_workflow.models import QueuedRun, TransitionLog, WorkAttempt
-from django_workflow.queueing import run_automatic_steps
-from django_workflow.schedulers.polling import poll
+from django_workflow.worker.schedulers.polling import poll
+from django_workflow.worker.transport import run_automatic_steps
 from tests.moments import T
 from tests.testapp.models import Import
 

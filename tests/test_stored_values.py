@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.db import connections
 
-from django_workflow import statements
+from django_workflow.engine.sql import writes as statements
+from django_workflow.engine.sql.writes import db_value
 from django_workflow.models import TransitionLog, WorkAttempt
-from django_workflow.statements import db_value
 from tests.conftest import workflow_database
 
 INSTANT = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)

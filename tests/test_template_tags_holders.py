@@ -13,7 +13,7 @@ from django.core import signing
 from django.utils import timezone
 
 from django_workflow.models import Absence, TransitionLog
-from django_workflow.web.offers import HOLD_SALT, offers, record_key
+from django_workflow.web.form_offers import HOLD_SALT, offers, record_key
 from example_project.support.models import Ticket as SupportTicket
 from tests.test_template_tags import (
     HTMX,

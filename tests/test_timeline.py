@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from django_workflow.schedulers.base import all_works
-from django_workflow.schedulers.precise import Lease, Timeline
+from django_workflow.worker.schedulers.precise import Lease, Timeline
+from django_workflow.worker.schedulers.scheduler import all_works
 from tests.moments import T
 from tests.testapp.models import Alarm
 

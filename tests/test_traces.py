@@ -18,9 +18,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from django_workflow import traces
-from django_workflow.queueing import run_automatic_steps
-from django_workflow.schedulers.polling import poll
+from django_workflow.engine import traces
+from django_workflow.worker.schedulers.polling import poll
+from django_workflow.worker.transport import run_automatic_steps
 from tests.processes import wait_for, worker
 from tests.testapp.models import Batch, Order, Proposal
 
@@ -289,7 +289,7 @@ from django.test import override_settings
 
 from django_workflow import traces
 from django_workflow.models import TransitionLog
-from django_workflow.queueing import run_automatic_steps
+from django_workflow.worker.transport import run_automatic_steps
 from tests.testapp.models import Order
 
 with override_settings(DJANGO_WORKFLOW={"TASK_OPTIONS": {"sync": True}}):

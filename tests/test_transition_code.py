@@ -7,8 +7,8 @@ import pytest
 from django.db.models import Q
 
 from django_workflow import StaleRecord, TransitionNotAllowed
-from django_workflow.evaluation import holds
-from django_workflow.graph import edges
+from django_workflow.model.evaluation import holds
+from django_workflow.model.graph import edges
 from django_workflow.models import TransitionLog
 from tests.testapp.models import Expense, Proposal
 

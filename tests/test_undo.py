@@ -8,9 +8,9 @@ from django.contrib.auth.models import User
 
 from django_workflow import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from django_workflow.engine.attempts import start_attempt
+from django_workflow.engine.undo import undoable
 from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
-from django_workflow.undo import undoable
 from tests.moments import T
 from tests.testapp.models import Bottle, Candidate, Crate, Decision, Draft, Shipment
 

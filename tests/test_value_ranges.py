@@ -85,7 +85,7 @@ def test_an_event_carrying_an_integer_its_column_cannot_hold_is_refused(field, v
 
 
 def test_a_foreign_key_is_checked_as_the_key_it_points_at():
-    from django_workflow.statements import db_value
+    from django_workflow.engine.sql.writes import db_value
     from tests.testapp.models import Consignment
 
     carrier = Consignment._meta.get_field("carrier")  # a BigAutoField key: 64 bits

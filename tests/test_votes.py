@@ -133,7 +133,7 @@ def test_retracting_withdraws_ones_own_vote_and_is_logged(in_review, people):
 
 
 def test_the_history_reads_votes_and_retractions_by_the_transitions_label(in_review, people):
-    from django_workflow.wording import row_label, trigger_words
+    from django_workflow.reading.wording import row_label, trigger_words
 
     in_review.approve(actor=people[0])
     fresh(in_review).retract("approve", actor=people[0])

@@ -19,11 +19,11 @@ from django.db.models.signals import post_save
 from django.test.utils import isolate_apps
 
 from django_workflow import Every, Step, Transition, WorkflowModel
-from django_workflow.deadlines import fingerprint
 from django_workflow.models import TransitionLog
-from django_workflow.schedulers.polling import poll
 from django_workflow.scheduling import due_at
-from django_workflow.wallclock import next_firing
+from django_workflow.work.due_instants import fingerprint
+from django_workflow.work.wallclock import next_firing
+from django_workflow.worker.schedulers.polling import poll
 from tests.moments import T
 from tests.testapp.models import Standup
 

@@ -10,8 +10,8 @@ import signal
 import pytest
 
 from django_workflow.models import WorkAttempt
-from django_workflow.supervisor import WEDGED_FOR
-from django_workflow.worker_signals import WORKER_NAME
+from django_workflow.worker.stop_signals import WORKER_NAME
+from django_workflow.worker.supervisor import WEDGED_FOR
 from tests.processes import queued_for_the_worker, wait_for, worker
 from tests.testapp.models import Order, Pause
 

@@ -11,15 +11,15 @@ from django.core.management import call_command
 from django.utils import timezone
 from django_q.models import OrmQ
 
-from django_workflow.columns import NEXT_DUE_AT
 from django_workflow.engine.firing import named
 from django_workflow.management.commands.workflow_worker import (
     LOG_FORMAT,
     QUEUE_LOGGER,
     configure_logging,
 )
+from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.models import DeadlineDeclaration
-from django_workflow.schedulers.polling import poll
+from django_workflow.worker.schedulers.polling import poll
 from tests.testapp.models import Batch, Proposal, Sync
 
 Q_CLUSTER = {"name": "workflow", "orm": "default"}

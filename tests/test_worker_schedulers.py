@@ -3,7 +3,7 @@ its start and runs each one's loop beside its clusters until it stops (docs/work
 
 import pytest
 
-from django_workflow.schedulers import all_works
+from django_workflow.worker.schedulers import all_works
 from tests.processes import wait_for, worker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]

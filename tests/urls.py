@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from django_workflow.views import EventWebhookView
+from django_workflow.web.webhook import EventWebhookView
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -20,7 +20,13 @@ the overview's. The rooms, each with what it owns:
   may view, a model's admin URLs, the filters carried between pages.
 """
 
-from .actions import CHANGE_LIST, BulkReport, asks_values, foresee, transition_action
+from .actions import (
+    CHANGE_LIST,
+    BulkReport,
+    asks_values,
+    foresee,
+    transition_action,
+)
 from .deliveries import EventDeliveryAdmin
 from .display import KINDS, NOTHING, describe_deadline, rendered
 from .forms import CommentForm

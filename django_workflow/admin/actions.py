@@ -173,7 +173,9 @@ def asks_values(workflow: Any, name: str) -> bool:
 def foresee(record: Any, name: str, actor: Any) -> tuple[str | None, str]:
     """Where ``record`` would go through ``name`` called by ``actor`` (and ``""``), or
     ``None`` and why it would stay; nothing is written."""
-    from ..engine import decide  # the runtime, loaded by a request, not with the admin
+    from ..engine import (
+        decide,  # the runtime, loaded by a request, not with the admin
+    )
 
     try:
         return decide(record, name, actor, {}).target, ""

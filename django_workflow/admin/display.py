@@ -14,7 +14,13 @@ from typing import Any
 from django.template.response import TemplateResponse
 from django.utils.translation import ngettext
 
-from ..wording import describe_deadline, next_deadline, sla_clocks, sla_words, span  # noqa: F401
+from ..reading.wording import (  # noqa: F401
+    describe_deadline,
+    next_deadline,
+    sla_clocks,
+    sla_words,
+    span,
+)
 
 #: How the panel names a step's kind.
 KINDS = {

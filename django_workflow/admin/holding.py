@@ -21,13 +21,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from .. import holders
-from ..columns import ASSIGNEE_ID
 from ..errors import WorkflowError, staff_text
-from ..holders import RELEASE
-from ..inbox import CLAIM, claims_first
+from ..model.columns import ASSIGNEE_ID
 from ..models import Absence
-from ..wording import times_in
+from ..reading import claims_read as holders
+from ..reading.claims_read import RELEASE
+from ..reading.inbox import CLAIM, claims_first
+from ..reading.wording import times_in
 
 
 class HolderFilter(admin.SimpleListFilter):

@@ -31,10 +31,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.text import capfirst
 
-from ..events import Trigger
+from ..model.registry import is_workflow_model, workflow_models
+from ..model.triggers import Trigger
 from ..models import TransitionLog
-from ..registry import is_workflow_model, workflow_models
-from ..wording import row_label, step_words, times_in, trigger_words
+from ..reading.wording import row_label, step_words, times_in, trigger_words
 from .display import rendered
 from .site import StaffReadOnlyAdmin, viewable_models
 

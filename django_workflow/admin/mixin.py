@@ -22,11 +22,12 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
-from .. import graph, pending_effects, status
-from ..halted_steps import attempt_row, next_attempt_at
+from ..engine.undo import undoable
+from ..model import graph
+from ..reading import owed_effects_read as pending_effects
+from ..reading.wording import row_label, times_in, trigger_words
+from ..report import status
 from ..scheduling import zone_of
-from ..undo import undoable
-from ..wording import row_label, times_in, trigger_words
 from .actions import WorkflowBulkActions
 from .display import (
     KINDS,
@@ -38,8 +39,9 @@ from .display import (
     undo_label,
     vote_tallies,
 )
+from .halted_steps import attempt_row, next_attempt_at
 from .holding import HolderFilter, holder_text, panel_holding
-from .joins import join_progress
+from .join_panel import join_progress
 from .site import kept, page_url
 from .transitions import WorkflowTransitionViews
 

@@ -20,10 +20,10 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from ..holders import SECTIONS, section
-from ..inbox import CLAIM, InboxItem, gather
-from ..registry import workflow_models
-from ..wording import times_in
+from ..model.registry import workflow_models
+from ..reading.claims_read import SECTIONS, section
+from ..reading.inbox import CLAIM, InboxItem, gather
+from ..reading.wording import times_in
 from .display import next_deadline
 from .holding import claim_offered, hold_button, hold_url
 from .site import page_url

@@ -18,9 +18,9 @@ from django.urls import path
 from django.utils import timezone
 from django.utils.text import capfirst
 
-from .. import status
 from ..declaration import humanise
 from ..models import WorkflowOverview
+from ..report import status
 from .display import span, time_in_step
 from .holding import hold_view
 from .my_work import my_work_view

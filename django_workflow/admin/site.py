@@ -15,7 +15,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.urls import reverse
 
-from ..registry import workflow_models
+from ..model.registry import workflow_models
 
 
 class StaffReadOnlyAdmin(admin.ModelAdmin):

@@ -24,8 +24,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
-from ..ballots import moves_with_one_more, recorded_vote
-from ..conditions import unmet_reason
+from ..engine.offers import offered
+from ..engine.undo import undoable, undoable_row
 from ..errors import (
     StaleRecord,
     UndoNotPermitted,
@@ -33,14 +33,14 @@ from ..errors import (
     WorkflowPermissionDenied,
     staff_text,
 )
-from ..halted_steps import retry_now
-from ..history import last_step_change
-from ..offers import offered
+from ..model.conditions import unmet_reason
 from ..policies import allowed
-from ..queueing import enqueue_entry
-from ..undo import undoable, undoable_row
+from ..reading.log_rows_read import last_step_change
+from ..reading.votes_read import moves_with_one_more, recorded_vote
+from ..worker.transport import enqueue_entry
 from .display import is_terminal, undo_label
 from .forms import CommentForm, asked, posted_comment
+from .halted_steps import retry_now
 from .site import confirming, kept, page_url
 
 
@@ -110,7 +110,9 @@ class WorkflowTransitionViews:
     def _condition_unmet(self, request: HttpRequest, record: Any, transition: Any) -> bool:
         """Whether the user's policy allows ``transition`` but its ``when`` does not hold
         now: a button that went stale, not a forbidden one."""
-        from ..engine import available  # the runtime, loaded by a request, not with the admin
+        from ..engine import (
+            available,  # the runtime, loaded by a request, not with the admin
+        )
 
         seen = copy.copy(record)
         for field, value in self.get_workflow_transition_values(

@@ -11,22 +11,22 @@ from typing import Any
 
 from django.core import checks
 
-from ..registry import workflow_models
-from .assignment import check_assignment
+from ..model.registry import workflow_models
+from .assignment_checks import check_assignment
 from .common import error
-from .deadlines import check_deadlines
-from .deployment import check_deployment
-from .events import check_events
-from .evolution import check_deploy_records
-from .graph import check_reachable, check_references
-from .joins import check_joins
-from .options import check_options, check_own_fields
-from .policies import check_policies
-from .records import check_records
-from .slas import check_slas
-from .steps import check_steps
-from .transitions import check_transitions
-from .undo import check_undo
+from .deadlines_checks import check_deadlines
+from .deployment_checks import check_deployment
+from .events_checks import check_events
+from .evolution_checks import check_deploy_records
+from .graph_checks import check_reachable, check_references
+from .joins_checks import check_joins
+from .options_checks import check_options, check_own_fields
+from .policies_checks import check_policies
+from .records_checks import check_records
+from .slas_checks import check_slas
+from .steps_checks import check_steps
+from .transitions_checks import check_transitions
+from .undo_checks import check_undo
 
 __all__ = [
     "RULES",

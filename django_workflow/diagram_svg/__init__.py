@@ -13,7 +13,16 @@ steps and of a vertex per edge label), ``routing`` (the lines between them),
 from .drawing import Diagram, layout, svg
 from .legend import EDGE_KINDS, LEGEND_BESIDE_UP_TO, STEP_KINDS
 from .placing import Node
-from .primitives import CONDITION_CHARS, LINE_HEIGHT, Box, Text, _n, shorten, text_width, wrap
+from .primitives import (
+    CONDITION_CHARS,
+    LINE_HEIGHT,
+    Box,
+    Text,
+    _n,
+    shorten,
+    text_width,
+    wrap,
+)
 from .routing import Arrow
 
 __all__ = [

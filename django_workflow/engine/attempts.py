@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from ..errors import TimeLimitExceeded
 from ..models import WorkAttempt
-from ..retrying import RECOVERING, holder, lease, rows, running
+from ..reading.attempts_read import RECOVERING, holder, lease, rows, running
 from ..work import names
 from .moves import database
 

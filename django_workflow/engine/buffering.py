@@ -18,12 +18,12 @@ from django.utils import timezone
 from ..declaration import Receive
 from ..durations import parse_timedelta
 from ..errors import WorkflowError
-from ..events import Outcome
+from ..model.triggers import Outcome
 from ..models import EventDelivery
-from ..statements import Question
-from . import delivery_statements as statements
 from . import moves
 from .receiving import apply_event, declarations, holding, receivers, stale
+from .sql import delivery_statements as statements
+from .sql.writes import Question
 
 
 def after_moves(

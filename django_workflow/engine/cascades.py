@@ -28,8 +28,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..errors import WorkflowError
-from ..events import Event, Trigger
-from ..relations import children_of
+from ..model.relations import children_of
+from ..model.triggers import Event, Trigger
 from .joins import leaving_token, left
 from .moves import database, entry_changes, move_many
 

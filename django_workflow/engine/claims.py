@@ -19,8 +19,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from .. import due_instants, holders
-from ..columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
 from ..errors import (
     IDENTIFIERS,
     LABELS,
@@ -29,11 +27,14 @@ from ..errors import (
     TransitionNotAllowed,
     WorkflowPermissionDenied,
 )
-from ..events import Event, Trigger
-from ..pacing import turn
+from ..model.columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
+from ..model.triggers import Event, Trigger
 from ..policies import allowed
+from ..reading import claims_read as holders
 from ..scheduling import due_at
+from ..work import due_instants
 from .moves import apply, database, log_event, write
+from .pacing import turn
 from .rescheduling import reschedule
 
 CLAIM, RELEASE, ASSIGN = "claim", "release", "assign"

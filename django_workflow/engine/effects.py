@@ -22,20 +22,22 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import meters, probes, retrying, stopping, traces
-from ..columns import ON_ENTER
 from ..conf import workflow_settings
 from ..errors import error_summary, error_text
-from ..events import Event, Trigger
+from ..model.columns import ON_ENTER
+from ..model.triggers import Event, Trigger
 from ..models import PendingEffect
-from ..pacing import turn
-from ..pending_effects import pending
+from ..reading import attempts_read as retrying
+from ..reading.owed_effects_read import pending
 from ..signals import work_fired
 from ..work import names
+from . import meters, stopping, traces
 from .attempts import interrupted_again
 from .moves import field_values, log_event
 from .owed_effects import BATCH_SIZE
+from .pacing import turn
 from .running import ACTION_FAILURES, announce_failure
+from .sql import probes
 from .time_limits import time_limited
 
 #: Named as in release 2, where projects configure it (docs/worker.md).

@@ -19,10 +19,10 @@ from typing import Any
 
 from django.db import transaction
 
-from ..columns import NEXT_DUE_AT
-from ..pacing import turn
-from ..relations import relation_named
+from ..model.columns import NEXT_DUE_AT
+from ..model.relations import relation_named
 from . import joins
+from .pacing import turn
 from .rescheduling import rearm
 
 

@@ -29,10 +29,10 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from ..columns import STATE_ENTERED_AT
-from ..events import Event, Trigger
-from ..registry import workflow_models
-from ..relations import children_of, relation_named
+from ..model.columns import STATE_ENTERED_AT
+from ..model.registry import workflow_models
+from ..model.relations import children_of, relation_named
+from ..model.triggers import Event, Trigger
 from . import moves
 
 #: The parents whose children a cascade is moving (``leaving``), by ``_named``.

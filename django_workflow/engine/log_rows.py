@@ -10,10 +10,10 @@ from django.contrib.auth import get_user_model
 from django.db.models import Model
 from django.utils import timezone
 
-from .. import statements
 from ..errors import error_text
-from ..events import Event, Trigger
+from ..model.triggers import Event, Trigger
 from ..models import TransitionLog
+from .sql import writes as statements
 
 
 def _declared_comment(model: Any, event: Event) -> str:

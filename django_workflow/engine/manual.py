@@ -9,10 +9,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import log_values, statements
-from ..columns import STATE_ENTERED_AT
-from ..compiled import CompiledWorkflow
-from ..conditions import unmet_reason
 from ..declaration import Route, Transition
 from ..errors import (
     ConditionUnmet,
@@ -22,11 +18,23 @@ from ..errors import (
     UnsavedRecord,
     WorkflowPermissionDenied,
 )
-from ..events import Event, Trigger
+from ..model import log_values
+from ..model.columns import STATE_ENTERED_AT
+from ..model.compiled import CompiledWorkflow
+from ..model.conditions import unmet_reason
+from ..model.triggers import Event, Trigger
 from ..policies import allowed
 from . import cascades, claims, votes
-from .moves import collecting, database, entry_changes, move, move_locked, saved_by
+from .moves import (
+    collecting,
+    database,
+    entry_changes,
+    move,
+    move_locked,
+    saved_by,
+)
 from .routes import choose_route, fields_read, route_holds, with_values
+from .sql import writes as statements
 
 
 @dataclass(frozen=True)

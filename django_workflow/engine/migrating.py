@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
 
-from ..events import Event
+from ..model.triggers import Event
 from ..work import names
 from .log_rows import log_fields
 from .owed_effects import owed_rows

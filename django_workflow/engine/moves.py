@@ -14,17 +14,20 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
 from django.db.models.signals import post_save, pre_save
 
-from .. import due_instants, holders, meters, rearming, statements, traces
-from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from ..compiled import CompiledWorkflow
 from ..errors import StaleRecord
-from ..events import Event
+from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.compiled import CompiledWorkflow
+from ..model.triggers import Event
 from ..models import TransitionLog, WorkflowVote
+from ..reading import claims_read as holders
 from ..signals import entered_step, step_changed
-from . import clocks, owed_effects
+from ..work import due_instants
+from . import meters, owed_effects, rearming, traces
+from . import sla_clocks as clocks
 from .log_rows import log_row, log_values
 from .rescheduling import reschedule
 from .routes import with_values
+from .sql import writes as statements
 
 
 def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event) -> Any:

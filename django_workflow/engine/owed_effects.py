@@ -15,7 +15,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import router
 
 from ..models import PendingEffect
-from ..pending_effects import pending
+from ..reading.owed_effects_read import pending
 
 #: Rows written (and run) per batch.
 BATCH_SIZE = 500

@@ -34,15 +34,20 @@ from django.db import router, transaction
 from django.utils import timezone
 
 from ..declaration import Receive
-from ..errors import InvalidDelivery, InvalidLogValue, TransitionNotAllowed, WorkflowError
-from ..event_reading import deliver_one
-from ..events import Outcome, Trigger
-from ..log_values import check_event_data, text_problem
+from ..errors import (
+    InvalidDelivery,
+    InvalidLogValue,
+    TransitionNotAllowed,
+    WorkflowError,
+)
+from ..model.event_input import deliver_one
+from ..model.log_values import check_event_data, text_problem
+from ..model.registry import workflow_models
+from ..model.triggers import Outcome, Trigger
 from ..models import EventDelivery
-from ..registry import workflow_models
-from ..statements import Along, content_type
-from . import delivery_statements as statements
 from .manual import take_locked
+from .sql import delivery_statements as statements
+from .sql.writes import Along, content_type
 
 
 @dataclass(frozen=True)

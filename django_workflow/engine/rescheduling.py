@@ -20,13 +20,13 @@ from django.db import connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .. import retrying
-from ..columns import NEXT_DUE_AT
-from ..due_instants import HALTED, fingerprint, next_due
+from ..model.columns import NEXT_DUE_AT
 from ..models import DeadlineDeclaration
-from ..pacing import turn
+from ..reading import attempts_read as retrying
 from ..scheduling import due_at
 from ..work import names
+from ..work.due_instants import HALTED, fingerprint, next_due
+from .pacing import turn
 
 logger = logging.getLogger("django_workflow.deadlines")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from ..evaluation import holds, lookup_roots, referenced
+from ..model.evaluation import holds, lookup_roots, referenced
 
 
 def choose_route(routes: Iterable[Any], record: Any, db: str) -> str | None:

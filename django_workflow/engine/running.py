@@ -11,18 +11,18 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import due_instants, meters, probes, rearming, retrying, statements, traces
-from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..errors import (
     TimeLimitExceeded,
     error_summary,
     error_text,
 )
-from ..events import Event, Trigger
+from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.triggers import Event, Trigger
+from ..reading import attempts_read as retrying
 from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
-from ..work import Work
-from . import attempts
+from ..work import Work, due_instants
+from . import attempts, meters, rearming, traces
 from .log_rows import log_values
 from .moves import (
     apply,
@@ -37,6 +37,8 @@ from .moves import (
     write,
 )
 from .rescheduling import postpone
+from .sql import probes
+from .sql import writes as statements
 
 logger = logging.getLogger("django_workflow.engine")
 

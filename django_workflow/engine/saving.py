@@ -7,15 +7,15 @@ from typing import Any
 
 from django.db import router, transaction
 
-from .. import due_instants, meters, rearming
-from ..columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from ..compiled import CompiledWorkflow
 from ..errors import (
     DirectStepChange,
 )
-from ..events import Event, Trigger
+from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.compiled import CompiledWorkflow
+from ..model.triggers import Event, Trigger
 from ..models import TransitionLog
-from . import owed_effects
+from ..work import due_instants
+from . import meters, owed_effects, rearming
 from .log_rows import log_row
 from .moves import AFTER_MOVES, COLLECTING, announce, database, prepared
 from .rescheduling import reschedule

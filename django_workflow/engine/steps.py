@@ -28,19 +28,20 @@ from typing import Any
 from django.db import router, transaction
 from django.utils import timezone
 
-from .. import meters, probes, retrying, stopping, traces
-from ..columns import STATE_ENTERED_AT
-from ..compiled import CompiledWorkflow
 from ..conf import workflow_settings
 from ..errors import NoRouteMatched
-from ..events import Event, Trigger
-from ..pacing import turn
+from ..model.columns import STATE_ENTERED_AT
+from ..model.compiled import CompiledWorkflow
+from ..model.triggers import Event, Trigger
+from ..reading import attempts_read as retrying
 from ..work import Work, names
-from . import attempts
-from . import step_statements as statements
+from . import attempts, meters, stopping, traces
 from .moves import collecting, entry_changes, move_locked, saved_by
+from .pacing import turn
 from .routes import choose_route
 from .running import ACTION_FAILURES, attempt_failed
+from .sql import probes
+from .sql import step_statements as statements
 from .time_limits import time_limited
 
 logger = logging.getLogger("django_workflow.engine")

@@ -23,8 +23,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, transaction
 
-from ..ballots import actor_key, quorum
-from ..columns import STATE_ENTERED_AT
 from ..errors import (
     LABELS,
     AlreadyVoted,
@@ -32,8 +30,10 @@ from ..errors import (
     TransitionNotAllowed,
     WorkflowPermissionDenied,
 )
-from ..events import Event, Trigger
+from ..model.columns import STATE_ENTERED_AT
+from ..model.triggers import Event, Trigger
 from ..models import WorkflowVote
+from ..reading.votes_read import actor_key, quorum
 from .moves import database, log_event
 
 #: The log row's ``data`` of a retraction.

@@ -30,8 +30,8 @@ The rooms: ``figures`` (what the report gives), ``reading`` (making it), ``slas`
 """
 
 from .figures import Report, ReportError, StepFigures, TimeoutFigures
-from .reading import time_in_step
 from .slas import SlaFigures
+from .time_in_step import time_in_step
 from .working_days import non_working_spans
 
 __all__ = [

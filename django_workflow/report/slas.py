@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from ..columns import STATE_ENTERED_AT, sla_breached_column, sla_consumed_column
-from ..service_levels import target
+from ..model.columns import STATE_ENTERED_AT, sla_breached_column, sla_consumed_column
+from ..work.sla_clocks_read import target
 
 
 @dataclass(frozen=True)

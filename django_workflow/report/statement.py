@@ -9,8 +9,14 @@ from typing import Any
 
 from django.db import connections
 
-from ..columns import STATE_ENTERED_AT
-from .stays import current_stays, ended_stays, firings, terminal_stays, terminal_steps
+from ..model.columns import STATE_ENTERED_AT
+from .stays import (
+    current_stays,
+    ended_stays,
+    firings,
+    terminal_stays,
+    terminal_steps,
+)
 from .working_days import DAY, ZONE_KEY
 
 #: Percentiles as exact fractions (numerator, denominator), so SQL can split ranks.

@@ -9,8 +9,8 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Case, Count, F, FloatField, Func, Q, Value, When
 
-from ..columns import STATE_ENTERED_AT
-from ..events import Trigger
+from ..model.columns import STATE_ENTERED_AT
+from ..model.triggers import Trigger
 from ..models import TransitionLog
 
 #: Log rows that do not begin a stay: failures and halts of an automatic step, and votes

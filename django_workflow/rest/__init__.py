@@ -29,7 +29,11 @@ from .answers import (
     WorkflowStateErrorSerializer,
     WorkflowStateSerializer,
 )
-from .bodies import WorkflowCallSerializer, WorkflowTransitionSerializer, transition_serializer
+from .bodies import (
+    WorkflowCallSerializer,
+    WorkflowTransitionSerializer,
+    transition_serializer,
+)
 from .permissions import WorkflowModelPermissions
 from .schema import WorkflowViewSetSchema
 from .viewset import WorkflowViewSetMixin

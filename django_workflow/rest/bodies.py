@@ -10,8 +10,8 @@ from typing import Any
 from django.utils.text import get_text_list
 from rest_framework import serializers
 
-from .. import log_values
 from ..errors import InvalidLogValue
+from ..model import log_values
 
 
 class _Text(serializers.CharField):
@@ -26,7 +26,7 @@ class _Text(serializers.CharField):
 
 class _LogData(serializers.JSONField):
     """JSON that every database stores on the log row and reads back (see
-    ``django_workflow.log_values``): valid Unicode, no NUL, bounded depth and size."""
+    ``django_workflow.model.log_values``): valid Unicode, no NUL, bounded depth and size."""
 
     def to_internal_value(self, data: Any) -> Any:
         try:

@@ -14,15 +14,15 @@ from typing import Any
 
 from django.db import models
 
-from ..columns import ASSIGNED_AT, ASSIGNEE, NEXT_DUE_AT, STATE_ENTERED_AT
-from ..generation import (
+from ..model.columns import ASSIGNED_AT, ASSIGNEE, NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.generation import (
     ASSIGNMENT_METHODS,
     count_columns,
     deadline_columns,
     is_generated,
     sla_fields,
 )
-from ..registry import workflow_models
+from ..model.registry import workflow_models
 from ..workflow_model import WorkflowManager
 
 #: Keyword arguments every transition call takes besides the accepted values.

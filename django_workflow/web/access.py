@@ -14,7 +14,7 @@ from django.apps import apps
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.http import Http404
 
-from ..registry import is_workflow_model
+from ..model.registry import is_workflow_model
 
 
 def _holds(user: Any, action: str, model: Any, record: Any = None) -> bool:

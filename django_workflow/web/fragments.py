@@ -18,11 +18,10 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 
-from .. import holders
-from ..inbox import CLAIM, claims_first, gather
-from ..registry import workflow_models
-from ..scheduling import zone_of
-from ..wording import (
+from ..model.registry import workflow_models
+from ..reading import claims_read as holders
+from ..reading.inbox import CLAIM, claims_first, gather
+from ..reading.wording import (
     describe_deadline,
     next_deadline,
     row_label,
@@ -31,8 +30,16 @@ from ..wording import (
     times_in,
     trigger_words,
 )
+from ..scheduling import zone_of
 from .access import may_change_some, may_view
-from .offers import Offer, comment_form, hold_offer, offers, record_key, values_form
+from .form_offers import (
+    Offer,
+    comment_form,
+    hold_offer,
+    offers,
+    record_key,
+    values_form,
+)
 
 ACTIONS = "django_workflow/actions.html"
 HISTORY = "django_workflow/history.html"

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from ..declaration import Retry
 from ..durations import BusinessDays, BusinessHours, is_calendar
-from ..events import WorkKind
+from ..model.triggers import WorkKind
 
 Duration = timedelta | BusinessDays | BusinessHours
 

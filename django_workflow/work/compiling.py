@@ -7,7 +7,10 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from ..columns import (
+from ..conf import workflow_settings
+from ..declaration import Every, Retry, Sla, Step, Timeout
+from ..durations import InvalidDuration, parse_duration, parse_timedelta
+from ..model.columns import (
     ASSIGNED_AT,
     ON_ENTER,
     STATE_ENTERED_AT,
@@ -18,16 +21,13 @@ from ..columns import (
     sla_consumed_column,
     sla_warned_column,
 )
-from ..conf import workflow_settings
-from ..declaration import Every, Retry, Sla, Step, Timeout
-from ..durations import InvalidDuration, parse_duration, parse_timedelta
-from ..service_levels import target, warns
 from . import names
 from .base import Deadline, Duration, Work
 from .every import EveryWork
 from .join import JoinRecheck
 from .release import ReleaseWork
 from .sla import BREACH, WARN, SlaAlarm
+from .sla_clocks_read import target, warns
 from .step import EntryWork, StepWork
 from .timeout import ActionTimeout, TransitionTimeout
 

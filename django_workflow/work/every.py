@@ -10,13 +10,13 @@ from typing import Any
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ..columns import STATE_ENTERED_AT
 from ..durations import is_calendar, shortest
-from ..events import WorkKind
-from ..record_time import calendar_of, later_by, zone_of
-from ..wallclock import next_firing
+from ..model.columns import STATE_ENTERED_AT
+from ..model.triggers import WorkKind
 from .base import Duration, Runner
+from .record_time import calendar_of, later_by, zone_of
 from .timeout import Deadlined
+from .wallclock import next_firing
 
 
 @dataclass(frozen=True, kw_only=True)

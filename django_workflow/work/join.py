@@ -16,8 +16,8 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from ..columns import STATE_ENTERED_AT
-from ..events import WorkKind
+from ..model.columns import STATE_ENTERED_AT
+from ..model.triggers import WorkKind
 from .base import Runner
 from .timeout import Deadlined
 

@@ -11,11 +11,11 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from ..columns import ASSIGNED_AT, ASSIGNEE_ID
 from ..durations import shortest
-from ..events import WorkKind
-from ..record_time import later_by
+from ..model.columns import ASSIGNED_AT, ASSIGNEE_ID
+from ..model.triggers import WorkKind
 from .base import Runner
+from .record_time import later_by
 from .timeout import Deadlined
 
 

@@ -14,9 +14,9 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from ..declaration import humanise
-from ..events import WorkKind
-from ..service_levels import owed_at
+from ..model.triggers import WorkKind
 from .base import Runner
+from .sla_clocks_read import owed_at
 from .timeout import Deadlined
 
 WARN = "warn"

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..columns import STATE_ENTERED_AT
-from ..events import WorkKind
+from ..model.columns import STATE_ENTERED_AT
+from ..model.triggers import WorkKind
 from .base import Runner, Work
 
 

@@ -10,11 +10,11 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from ..columns import STATE_ENTERED_AT
 from ..durations import BusinessDays, shortest
-from ..events import WorkKind
-from ..record_time import anchor_value, later_by
+from ..model.columns import STATE_ENTERED_AT
+from ..model.triggers import WorkKind
 from .base import Runner, Work
+from .record_time import anchor_value, later_by
 
 
 @dataclass(frozen=True, kw_only=True)

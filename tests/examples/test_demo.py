@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from django_workflow.models import TransitionLog, WorkAttempt
-from django_workflow.service_levels import later
+from django_workflow.work.sla_clocks_read import later
 from example_project.hiring.management.commands.seed_demo import MODELS, WORKER_STOPPED
 from example_project.hiring.models import Candidate
 from example_project.support.models import Ticket

@@ -8,7 +8,7 @@ use the same autodetector (check ``commands.E001``).
 
 from django.core.management.commands.makemigrations import Command as DjangoCommand
 
-from ...step_renames import WorkflowAutodetector
+from ..step_renames import WorkflowAutodetector
 
 
 class Command(DjangoCommand):

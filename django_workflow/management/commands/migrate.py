@@ -7,7 +7,7 @@ and asks nothing.
 
 from django.core.management.commands.migrate import Command as DjangoCommand
 
-from ...step_renames import WorkflowAutodetector
+from ..step_renames import WorkflowAutodetector
 
 
 class Command(DjangoCommand):

@@ -13,11 +13,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_workflow.engine.buffering import recheck_buffered
-from django_workflow.engine.receiving import deliver
-from django_workflow.errors import InvalidDelivery
-from django_workflow.event_reading import deliver_one
-from django_workflow.events import Outcome
+from ...engine.buffering import recheck_buffered
+from ...engine.receiving import deliver
+from ...errors import InvalidDelivery
+from ...model.event_input import deliver_one
+from ...model.triggers import Outcome
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from typing import Any
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from django_workflow import graph
-from django_workflow.registry import workflow_models
+from ...model import graph
+from ...model.registry import workflow_models
 
 
 class Command(BaseCommand):

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from django_workflow.management.commands.workflow_graph import _model as find_model
-from django_workflow.report import Report, ReportError, StepFigures, time_in_step
+from ...report import Report, ReportError, StepFigures, time_in_step
+from .workflow_graph import _model as find_model
 
 COLUMNS = (
     "step",

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from django_workflow.stubs.surface import ModelSurface, surface, typed_models
-from django_workflow.stubs.writing import module_stub
+from ...stubs.surface import ModelSurface, surface, typed_models
+from ...stubs.writing import module_stub
 
 
 class Command(BaseCommand):

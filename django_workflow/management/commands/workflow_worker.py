@@ -21,13 +21,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import router
 
-from django_workflow.checks.evolution import waiting_migrations
-from django_workflow.deadlines import catch_up
-from django_workflow.pacing import pace_every_write
-from django_workflow.registry import workflow_models
-from django_workflow.schedulers import Scheduler, all_works, loaded
-from django_workflow.supervisor import Supervisor
-from django_workflow.testing import run_due_work
+from ...checks.evolution_checks import waiting_migrations
+from ...engine.firing import run_due_work
+from ...engine.pacing import pace_every_write
+from ...engine.rescheduling import catch_up
+from ...model.registry import workflow_models
+from ...worker.schedulers import Scheduler, all_works, loaded
+from ...worker.supervisor import Supervisor
 
 #: The worker's lines and django-q2's, like
 #: ``2026-11-30 05:40:12,123 WARNING django_workflow.engine: ...`` (the process's local

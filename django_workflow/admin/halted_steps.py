@@ -1,0 +1,43 @@
+"""An automatic step's attempts as the admin shows them: the record's attempt row, when
+it really runs again, and "retry now" for a halted one.
+
+Reads through ``retrying``; the retry's write is the engine's (``retry_halted``),
+imported where it runs, and the queueing is the transport's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import router
+
+from ..reading import attempts_read as retrying
+from ..work import names
+from ..worker.transport import enqueue_step
+
+
+def attempt_row(record: Any) -> Any:
+    """The attempt row of the automatic step ``record`` is in, if any."""
+    work = type(record).workflow.work(names.step_work(record.workflow.current_step))
+    db = record._state.db or router.db_for_write(type(record), instance=record)
+    return retrying.rows(type(record), db).filter(object_id=str(record.pk), work=work.name).first()
+
+
+def next_attempt_at(record: Any, row: Any) -> Any:
+    """When the backing-off automatic step of ``record`` really runs again: with the
+    first poll from its ``retry_at``; ``None`` when it is not waiting for a retry."""
+    if row is None or row.halted or row.retry_at is None:
+        return None
+    work = type(record).workflow.work(names.step_work(record.workflow.current_step))
+    return retrying.runs_at(type(record).workflow, work, row.retry_at)
+
+
+def retry_now(record: Any) -> bool:
+    """A halted automatic step gets a fresh budget and is queued; ``False`` if not halted."""
+    from ..engine import retry_halted
+
+    if not retry_halted(record):
+        return False
+    model = type(record)
+    enqueue_step(model._meta.label, record.pk, record.workflow.current_step, model.workflow.queue)
+    return True

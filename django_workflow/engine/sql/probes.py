@@ -1,0 +1,150 @@
+"""The hot queries, compiled once: "is a deadline due?", "has an automatic step
+waiting records?", and locking one record by its key.
+
+``any_due`` asks the ``next_due_at`` index one question per model. It is
+compiled once per model and, on PostgreSQL, prepared once per session
+(``hot_cursors``), so the server plans it once rather than every tick
+(``PREPARE_POLLS``; turn it off behind a pooler that does not keep sessions,
+such as PgBouncer in transaction mode).
+
+``due`` asks, for automatic steps (and ``self_scheduled`` deadlines), one
+scalar subquery per work in one ``SELECT``. Every instant in a Work's
+``match`` is ``now`` minus a constant, so the SQL compiled for one ``now``
+serves every other once its datetime parameters are shifted. It is not
+prepared: each query is planned with the step it names.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connections
+from django.db.models import Subquery
+from django.db.models.sql import Query
+
+from ...model.columns import NEXT_DUE_AT
+from ...work import Work
+from .cursors import hot_cursor
+
+_SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
+_compiled: dict[tuple[Any, Any, str], tuple[str, list[Any]]] = {}
+
+
+def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
+    """The records ``work`` selects at ``now`` (automatic steps, self-scheduled deadlines).
+
+    Unordered: an ``ORDER BY pk`` let PostgreSQL walk the whole key index
+    looking for a step's rows instead of reading the step's index.
+    """
+    return model.workflow.queryset(db).filter(work.match(now)).order_by()
+
+
+def locked(model: Any, pk: Any, db: str) -> Any:
+    """The record ``pk`` locked for the caller's transaction; ``None`` when another
+    transaction holds it (PostgreSQL) or it is gone.
+
+    One plain cursor and one ``Model.from_db``: the SQL, the columns it returns and
+    their converters are compiled once per model (a ``RawQuerySet`` compiled them again
+    for every record), the statement prepared once per session like the polls.
+    """
+    key = (model, "locked", db)
+    if key not in _locks:
+        _locks[key] = _LockQuery(model, db)
+    return _locks[key].fetch(pk)
+
+
+class _LockQuery:
+    """``SELECT`` every column of one record ``FOR UPDATE SKIP LOCKED``, compiled once."""
+
+    def __init__(self, model: Any, db: str) -> None:
+        rows = model._base_manager.db_manager(db).select_for_update(skip_locked=True)
+        compiler = rows.filter(pk=0).query.get_compiler(using=db)
+        self.sql, _params = compiler.as_sql()
+        columns = [column for column, _sql, _alias in compiler.select]
+        self.attnames = [column.target.attname for column in columns]
+        self.converters = list(compiler.get_converters(columns).items())
+        self.model, self.db = model, db
+
+    def fetch(self, pk: Any) -> Any:
+        connection = connections[self.db]
+        pk_field = self.model._meta.pk
+        value = pk_field.get_db_prep_value(pk_field.to_python(pk), connection)
+        with hot_cursor(self.db) as cursor:
+            cursor.execute(self.sql, [value])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        if self.converters:
+            row = list(row)
+            for index, (converters, column) in self.converters:
+                for convert in converters:
+                    row[index] = convert(row[index], column, connection)
+        return self.model.from_db(self.db, self.attnames, row)
+
+
+_locks: dict[tuple[Any, str, str], _LockQuery] = {}
+
+
+def _compiled_for(rows: Any, db: str) -> str:
+    """The SQL of ``rows`` for the database ``db`` (``Query.sql_with_params`` compiles for
+    ``default``, whose backend may lack ``FOR UPDATE SKIP LOCKED``, or refuse it outside
+    of its own transaction)."""
+    sql, _params = rows.query.get_compiler(using=db).as_sql()
+    return sql
+
+
+def any_due(model: Any, now: datetime, db: str) -> bool:
+    """Whether a deadline of ``model`` is due at ``now``: one lookup in the ``next_due_at``
+    index, whatever the number and kinds of deadlines. The SQL is compiled once per model."""
+    key = (model, "any_due", db)
+    if key not in _compiled:
+        rows = model._base_manager.db_manager(db).filter(**{f"{NEXT_DUE_AT}__lte": _SENTINEL})
+        # Ordered by the index's column: once PostgreSQL plans the prepared statement
+        # generically, an unordered LIMIT 1 became a full scan of the table.
+        _compiled[key] = (_compiled_for(rows.order_by(NEXT_DUE_AT).values("pk")[:1], db), [])
+    connection = connections[db]
+    value = connection.ops.adapt_datetimefield_value(now)
+    with hot_cursor(db) as cursor:
+        cursor.execute(_compiled[key][0], [value])
+        return cursor.fetchone() is not None
+
+
+def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
+    """The works in ``works`` with at least one record matching at ``now``."""
+    if not works:
+        return []
+    sql, params = _sql(model, works, now, db)
+    with connections[db].cursor() as cursor:
+        # Not prepared: a generic plan cannot know which step is asked for, and read
+        # the whole table to find out (the step's own index serves each planned query).
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return [work for work, first in zip(works, row, strict=True) if first is not None]
+
+
+def _sql(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, list[Any]]:
+    if not _reusable(model, works, db):
+        return _compile(model, works, now, db)
+    key = (model, tuple(work.name for work in works), db)
+    if key not in _compiled:
+        _compiled[key] = _compile(model, works, _SENTINEL, db)
+    sql, params = _compiled[key]
+    shift = now - _SENTINEL
+    return sql, [p + shift if isinstance(p, datetime) else p for p in params]
+
+
+def _reusable(model: Any, works: list[Work], db: str) -> bool:
+    calculations = model.workflow.calculations
+    if any(w.deadline is not None and w.deadline.field in calculations for w in works):
+        return False
+    return connections[db].ops.adapt_datetimefield_value(_SENTINEL) is _SENTINEL
+
+
+def _compile(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, list[Any]]:
+    query = Query(None)
+    for index, work in enumerate(works):
+        first = matching(model, work, now, db).values("pk")[:1]
+        query.add_annotation(Subquery(first), f"work_{index}")
+    sql, params = query.get_compiler(using=db).as_sql()
+    return sql, list(params)

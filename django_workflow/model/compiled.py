@@ -1,0 +1,318 @@
+"""The compiled workflow: the inner ``class Workflow:`` read once per model.
+
+Reading never raises. An option of the wrong type is recorded in
+``problems`` and read as its default; a name that is no option is listed in
+``unknown_options``; the checks report both. Every other reader can trust the
+typed attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from ..declaration import Sla, Step, Transition, Undo, humanise
+from ..work import Work, compile_works, soonest_at_entry
+from ..work.compiling import releases
+from ..work.sla import ALARMS, alarm_label
+from .columns import (
+    ASSIGNED_AT,
+    ASSIGNEE,
+    ASSIGNEE_ID,
+    NEXT_DUE_AT,
+    STATE_ENTERED_AT,
+    sla_columns,
+)
+
+__all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+#: Every option ``class Workflow:`` accepts: its default, a test of its type, and what it must be.
+OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
+    "state_attribute": (
+        "state",
+        lambda v: isinstance(v, str) and v.isidentifier() and v != STATE_ENTERED_AT,
+        f"an identifier other than {STATE_ENTERED_AT!r}",
+    ),
+    "check_interval": ("* * * * *", _text, "a cron expression"),
+    "queue": ("workflow", _text, "a non-empty string"),
+    "scheduler": ("polling", _text, "the name of a scheduler"),
+    "log": (False, lambda v: isinstance(v, bool), "True or False"),
+    "undo": (None, lambda v: v is None or isinstance(v, Undo), "an Undo(...)"),
+    "policies": ({}, lambda v: isinstance(v, dict), "a dict of transition name to policy"),
+    "calculations": ({}, lambda v: isinstance(v, dict), "a dict of name to expression"),
+    "time_zone": ("UTC", _text, "an IANA time zone name"),
+    "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
+    "holidays": (None, lambda v: True, "a holidays calendar"),
+    "working_hours": (None, lambda v: v is None or _text(v), "a string such as '09:00-17:00'"),
+    "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
+    "assignment": (False, lambda v: isinstance(v, bool), "True or False"),
+    "slas": (
+        {},
+        lambda v: isinstance(v, dict) and all(isinstance(s, Sla) for s in v.values()),
+        "a dict of name to Sla(...)",
+    ),
+    "from_any_step": (
+        (),
+        lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
+        "a list of Transition(...)",
+    ),
+    "events": ({}, lambda v: isinstance(v, dict), "a dict of event name to Receive(...)"),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An option given a value of the wrong type (read as its default meanwhile)."""
+
+    option: str
+    value: Any
+    expected: str
+
+
+@dataclass
+class CompiledWorkflow:
+    model: Any
+    steps: dict[str, Step]
+    state_attribute: str = "state"
+    check_interval: str = "* * * * *"
+    queue: str = "workflow"
+    scheduler: str = "polling"
+    log: bool = False
+    undo: Undo | None = None
+    policies: dict[str, Any] = field(default_factory=dict)
+    calculations: dict[str, Any] = field(default_factory=dict)
+    time_zone: str = "UTC"
+    time_zone_field: str | None = None
+    holidays: Any = None
+    working_hours: str | None = None
+    save_signals: bool = True
+    assignment: bool = False
+    from_any_step: tuple[Transition, ...] | list[Transition] = ()
+    slas: dict[str, Sla] = field(default_factory=dict)
+    events: dict[str, Any] = field(default_factory=dict)
+    unknown_options: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def initial_step(self) -> str | None:
+        marked = [name for name, step in self.steps.items() if step.initial is True]
+        if marked:
+            return marked[0]
+        return next((name for name, step in self.steps.items() if not step.is_terminal), None)
+
+    @property
+    def transition_names(self) -> list[str]:
+        """Every transition name, in declaration order, each once."""
+        names: dict[str, None] = {}
+        for step_name in self.steps:
+            for transition in self.transitions_in(step_name):
+                if isinstance(transition.name, str):
+                    names.setdefault(transition.name, None)
+        return list(names)
+
+    def transitions_in(self, step_name: str) -> tuple[Transition, ...]:
+        """The transitions a step offers: its own (a manual step's), then those of
+        ``from_any_step`` whose target it is not, unless it declares the name itself."""
+        step = self.steps.get(step_name)
+        if step is None or step.is_terminal:
+            return ()
+        own = step.transitions if step.is_manual else ()
+        names = {t.name for t in own}
+        shared = tuple(
+            t for t in self.from_any_step if t.name not in names and step_name not in t.targets
+        )
+        return (*own, *shared)
+
+    def transition(self, step_name: str, name: str) -> Transition | None:
+        """The transition ``name`` offered in ``step_name``, or ``None``."""
+        if not isinstance(name, str):
+            return next((t for t in self.transitions_in(step_name) if t.name == name), None)
+        offered = self._offered.get(step_name)
+        if offered is None:  # read once per step: every manual call asks
+            offered = {}
+            for transition in self.transitions_in(step_name):
+                if isinstance(transition.name, str):
+                    offered.setdefault(transition.name, transition)
+            self._offered[step_name] = offered
+        return offered.get(name)
+
+    @cached_property
+    def _offered(self) -> dict[str, dict[str, Transition]]:
+        return {}
+
+    def policy_for(self, step_name: str, name: str) -> Any:
+        """The policy guarding ``name`` in ``step_name``: ``Workflow.policies`` wins."""
+        if name in self.policies:
+            return self.policies[name]
+        return self.steps[step_name].policy
+
+    @cached_property
+    def works(self) -> tuple[Work, ...]:
+        """Every unit of work: automatic steps, timeouts, every and join re-checks, in
+        declaration order."""
+        return compile_works(self)
+
+    def work(self, name: str) -> Work:
+        for work in self.works:
+            if work.name == name:
+                return work
+        raise LookupError(
+            f"{self.model.__name__} has no work {name!r}; "
+            f"its works are: {', '.join(w.name for w in self.works)}."
+        )
+
+    @cached_property
+    def fired_anchors(self) -> tuple[tuple[str, str], ...]:
+        """(fired column, anchor) of each action timeout."""
+        return tuple((w.fired_field, w.deadline.field) for w in self.works if w.fired_field)
+
+    @cached_property
+    def _fired_by_step(self) -> dict[str, list[str]]:
+        by_step: dict[str, list[str]] = {name: [] for name in self.steps}
+        for work in self.works:
+            if work.fired_field:
+                by_step[work.step].append(work.fired_field)
+        return by_step
+
+    def fired_fields(self, step_name: str) -> list[str]:
+        """The fired columns of a step's action timeouts: cleared on every entry."""
+        return self._fired_by_step.get(step_name, [])
+
+    @cached_property
+    def deadline_works(self) -> dict[str, tuple[Work, ...]]:
+        """Per step, the timeouts, everies and join re-checks the schedulers run
+        (``self_scheduled`` ones are run by the project); ``next_due_at`` covers exactly
+        these."""
+        by_step: dict[str, list[Work]] = {}
+        for work in self.works:
+            if work.deadline is not None and not work.self_scheduled:
+                by_step.setdefault(work.step, []).append(work)
+        return {step: tuple(works) for step, works in by_step.items()}
+
+    @cached_property
+    def entry_deadline_works(self) -> dict[str, tuple[Work, ...]]:
+        """Per step, the deadlines that can decide ``next_due_at`` when a record enters it."""
+        return {step: soonest_at_entry(works) for step, works in self.deadline_works.items()}
+
+    @cached_property
+    def has_deadlines(self) -> bool:
+        """Whether any step has a deadline a scheduler runs, a join it re-checks or claims it
+        releases (readable before the model exists)."""
+        return (
+            any(
+                getattr(deadline, "self_scheduled", False) is not True
+                for step in self.steps.values()
+                for deadline in step.deadlines
+            )
+            or any(step.joins or releases(self, step) for step in self.steps.values())
+            or any(self.clocked_slas)
+        )
+
+    @cached_property
+    def clocked_slas(self) -> dict[str, Sla]:
+        """The SLAs whose names can name columns (the checks report the others)."""
+        return {
+            name: sla
+            for name, sla in self.slas.items()
+            if isinstance(name, str) and name.isidentifier()
+        }
+
+    @cached_property
+    def has_votes(self) -> bool:
+        """Whether a transition counts votes (``quorum``): a step change then discards them."""
+        declared = [t for step in self.steps.values() for t in step.transitions]
+        return any(t.quorum is not None for t in [*declared, *self.from_any_step])
+
+    def claims(self, step_name: str) -> bool:
+        """Whether ``step_name`` is a ``Step(claim=True)`` of a workflow with ``assignment``:
+        only the record's holder may call its transitions."""
+        step = self.steps.get(step_name)
+        return self.assignment and step is not None and step.claim is True
+
+    @cached_property
+    def owned_columns(self) -> frozenset[str]:
+        """The columns only the engine writes: ``save()`` leaves them alone."""
+        owned = {self.state_attribute, STATE_ENTERED_AT, NEXT_DUE_AT}
+        if self.assignment:
+            owned.update((ASSIGNEE, ASSIGNEE_ID, ASSIGNED_AT))
+        for work in self.works:
+            columns = (work.fired_field, work.last_fired_field, work.count_field)
+            owned.update(c for c in columns if c)
+        for name in self.clocked_slas:
+            owned.update(sla_columns(name))
+        return frozenset(owned)
+
+    def queryset(self, using: str | None = None) -> Any:
+        """The model's rows with ``calculations`` aliased, so a Work's ``match`` applies."""
+        rows = self.model._base_manager.using(using)
+        return rows.alias(**self.calculations) if self.calculations else rows
+
+    def choices(self) -> list[tuple[str, Any]]:
+        return [(name, self.step_label(name)) for name in self.steps]
+
+    def step_label(self, name: str) -> Any:
+        """A step's ``label``, else its humanised name (also for undeclared steps)."""
+        step = self.steps.get(name)
+        label = getattr(step, "label", None)
+        return label if label is not None else humanise(name)
+
+    def deadline_label(self, step_name: str, name: str) -> Any:
+        """How the timeout or every ``name`` of ``step_name`` reads: its ``label``, else
+        its humanised name (also for one no longer declared); an SLA's alarm
+        (``resolution.warn``) reads "SLA “Resolution”: warning"."""
+        step = self.steps.get(step_name)
+        declared = [d for d in step.deadlines if d.name == name] if step else []
+        if declared:
+            return declared[0].title
+        alarm = self.sla_alarm(name)
+        return alarm_label(*alarm) if alarm else humanise(name)
+
+    def sla_alarm(self, name: str) -> tuple[str, str] | None:
+        """The SLA and alarm (``warn`` or ``breach``) an alarm's name
+        (``resolution.warn``) stands for; ``None`` for any other name."""
+        sla, _, alarm = name.rpartition(".")
+        return (sla, alarm) if sla in self.clocked_slas and alarm in ALARMS else None
+
+    def transition_label(self, name: str, step_name: str | None = None) -> Any:
+        """How transition ``name`` reads: as ``step_name`` declares it, else as the first
+        step that gives it a ``label``, else its humanised name."""
+        declared = self.transition(step_name, name) if step_name else None
+        if declared is not None:
+            return declared.title
+        declared_anywhere = [t for s in self.steps.values() for t in s.transitions]
+        for transition in [*declared_anywhere, *self.from_any_step]:
+            if transition.name == name and transition.label is not None:
+                return transition.label
+        return humanise(name)
+
+
+def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:
+    """Read an inner ``Workflow`` class: steps in declaration order, then options."""
+    steps: dict[str, Step] = {}
+    options: dict[str, Any] = {}
+    unknown: list[str] = []
+    problems: list[Problem] = []
+    namespace: dict[str, Any] = {}
+    for klass in reversed(declaration.__mro__[:-1]):  # a Workflow may extend another
+        namespace.update(vars(klass))
+    for name, value in namespace.items():
+        if name.startswith("__"):
+            continue
+        if isinstance(value, Step):
+            steps[name] = value
+        elif name not in OPTIONS:
+            unknown.append(name)
+        elif OPTIONS[name][1](value):
+            options[name] = value
+        else:
+            problems.append(Problem(name, value, OPTIONS[name][2]))
+    return CompiledWorkflow(
+        model=model, steps=steps, unknown_options=unknown, problems=problems, **options
+    )
