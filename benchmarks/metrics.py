@@ -65,8 +65,8 @@ from benchmarks import common
 from django_workflow import Retry, Step, Timeout, Transition, WorkflowModel
 from django_workflow.conf import DEFAULTS
 from django_workflow.models import WorkAttempt
-from django_workflow.report import gauges as gauge_figures
-from django_workflow.web import prometheus as workflow_metrics
+from django_workflow.report import gauges
+from django_workflow.web import prometheus
 
 ALIAS = "postgres"
 ROWS = int(os.environ.get("BENCH_ROWS", 1_000_000))
@@ -156,14 +156,14 @@ def build(now):
 
 def scrape():
     request = RequestFactory().get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-    response = workflow_metrics.MetricsView.as_view()(request)
+    response = prometheus.MetricsView.as_view()(request)
     assert response.status_code == 200, response.status_code
     return response.content.decode()
 
 
 def check(now):
     """Every gauge of the big model at ``now`` equals a count taken from the table here."""
-    figures = gauge_figures.model_figures(ScrapedOrder, now)
+    figures = gauges.model_figures(ScrapedOrder, now)
     rows = ScrapedOrder.objects.using(ALIAS)
     for found in figures.steps:
         in_step = rows.filter(state=found.step)
@@ -176,7 +176,7 @@ def check(now):
     return {
         "records": sum(step.records for step in figures.steps),
         "in moving steps": sum(
-            s.records for s in figures.steps if s.step in gauge_figures.moving_steps(ScrapedOrder)
+            s.records for s in figures.steps if s.step in gauges.moving_steps(ScrapedOrder)
         ),
         "overdue": sum(step.overdue for step in figures.steps),
         "halted": halted,
@@ -245,14 +245,14 @@ def main():
     print(f"rows built in {time.perf_counter() - started:.0f} s (untimed below)")
     figures = check(timezone.now())
     print("checked against the table: " + ", ".join(f"{k} {v:,}" for k, v in figures.items()))
-    models = len(gauge_figures.workflow_models())
+    models = len(gauges.workflow_models())
     with settings(0, 3600):  # every scrape reads the gauges; terminal counts kept
         timed(scrape, 5)  # warm: plans, buffers
         scrapes = timed(scrape, SCRAPES)
         queries = counted(scrape)
-        settled = gauge_figures.settled_records([ScrapedOrder])
+        settled = gauges.settled_records([ScrapedOrder])
         alone = timed(
-            lambda: gauge_figures.read_figures([ScrapedOrder], timezone.now(), settled),
+            lambda: gauges.read_figures([ScrapedOrder], timezone.now(), settled),
             SCRAPES,
         )
     with settings(0, 0):  # the scrape that reads the terminal counts again too

@@ -147,9 +147,9 @@ class RecordWorkflow:
 
     def sla(self, name: str) -> SlaState:
         """Where the service-level clock ``name`` of ``Workflow.slas`` stands."""
-        from .work import sla_clocks_read as service_levels
+        from .work import sla_clocks_read
 
-        return service_levels.state(self.record, name)
+        return sla_clocks_read.state(self.record, name)
 
     def pending_deadlines(self) -> list[Any]:
         """The current step's deadlines that will fire as things stand, soonest first."""
@@ -159,21 +159,21 @@ class RecordWorkflow:
 
     def history(self) -> Any:
         """Every transition log row of this record, oldest first."""
-        from .reading import log_rows_read as history
+        from .reading import log_rows_read
 
-        return history.history(self.record)
+        return log_rows_read.history(self.record)
 
     def effective_history(self) -> list[Any]:
         """The log rows whose effect stands: undone rows and undo rows left out."""
-        from .reading import log_rows_read as history
+        from .reading import log_rows_read
 
-        return history.effective_history(self.record)
+        return log_rows_read.effective_history(self.record)
 
     def state_at(self, instant: Any) -> str | None:
         """The step this record was in at ``instant``, from the log."""
-        from .reading import log_rows_read as history
+        from .reading import log_rows_read
 
-        return history.state_at(self.record, instant)
+        return log_rows_read.state_at(self.record, instant)
 
     # Async twins: each runs its sync call in the thread Django's ORM uses for sync
     # code called from async code, so a guarded write stays one sync transaction.

@@ -4,15 +4,15 @@
 
 from django.urls import path
 
-from .web import form_views as views
+from .web import form_views
 
 app_name = "django_workflow"
 
 urlpatterns = [
-    path("<str:app_label>/<str:model_name>/<str:pk>/<str:name>/", views.act, name="act"),
+    path("<str:app_label>/<str:model_name>/<str:pk>/<str:name>/", form_views.act, name="act"),
     path(
         "<str:app_label>/<str:model_name>/<str:pk>/hold/<str:action>/",
-        views.hold,
+        form_views.hold,
         name="hold",
     ),
 ]

@@ -21,7 +21,7 @@ from .model.registry import (
 )
 from .reading import actionable
 from .record_workflow import WorkflowAttribute
-from .work import sla_clocks_read as service_levels
+from .work import sla_clocks_read
 
 #: The model a queryset holds, for type checkers (``WorkflowQuerySet[Order]``).
 _Model = TypeVar("_Model", bound=models.Model, covariant=True)
@@ -155,7 +155,7 @@ class WorkflowModel(models.Model, metaclass=WorkflowModelBase):
         return self.workflow.undo(actor)  # type: ignore[no-any-return]
 
     @replaceable
-    def sla(self, name: str) -> service_levels.SlaState:
+    def sla(self, name: str) -> sla_clocks_read.SlaState:
         """``record.workflow.sla``: where the service-level clock ``name`` stands."""
         return self.workflow.sla(name)
 

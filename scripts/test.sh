@@ -81,7 +81,7 @@ lts_pair() {
   for database in sqlite postgres; do
     echo "==> workflow models on a second database, default on $database"
     WORKFLOW_TEST_DB=$database DJANGO_SETTINGS_MODULE=tests.settings_databases \
-      .venv/bin/pytest -q tests/test_engine_paths.py tests/test_several_databases.py || return 1
+      .venv/bin/pytest -q tests/engine/test_engine_paths.py tests/engine/test_several_databases.py || return 1
   done
 }
 
@@ -93,8 +93,8 @@ newest_pair() {
   for database in sqlite postgres; do
     echo "==> stops and crashes on the Redis broker, Python 3.12, $database"
     WORKFLOW_BROKER=redis WORKFLOW_TEST_DB=$database .venv-py312/bin/pytest -q \
-      tests/test_interruptions.py \
-      tests/test_worker.py::test_a_deadline_due_when_the_worker_starts_fires_within_seconds \
+      tests/automatic_steps/test_interruptions.py \
+      tests/worker/test_worker.py::test_a_deadline_due_when_the_worker_starts_fires_within_seconds \
       || return 1
   done
 }
@@ -125,7 +125,7 @@ rm -f "$lts_log"
 # the other suites' load.
 if [ $status = 0 ]; then
   echo "==> a writer beside automatic steps on SQLite, nothing else running"
-  WORKFLOW_WRITER_WAIT=1 WORKFLOW_TEST_DB=sqlite .venv/bin/pytest -q tests/test_steps_beside_writers.py \
+  WORKFLOW_WRITER_WAIT=1 WORKFLOW_TEST_DB=sqlite .venv/bin/pytest -q tests/automatic_steps/test_steps_beside_writers.py \
     || status=1
 fi
 # As users stand: the wheel in a project of its own (pytest-django's defaults, Django's

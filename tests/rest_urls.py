@@ -1,4 +1,5 @@
-"""The REST test routes (tests/test_rest.py): viewsets of the test app's workflow models."""
+"""The REST test routes (tests/outside_the_admin/test_rest.py): viewsets of the test
+app's workflow models."""
 
 from django.db.models import Q
 from django.urls import include, path

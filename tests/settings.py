@@ -26,7 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "django_workflow",
-    # The REST endpoints (django_workflow.rest), tested in tests/test_rest.py.
+    # The REST endpoints (django_workflow.rest), tested in tests/outside_the_admin/test_rest.py.
     "rest_framework",
     "drf_spectacular",
     # A save-based history app, to see that every step change reaches it.
@@ -96,7 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
 # Object permissions through django-rules beside Django's own: the has_perm policy
-# must honour a grant on one record (tests/test_object_permissions.py).
+# must honour a grant on one record (tests/transitions/test_object_permissions.py).
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
     "rules.permissions.ObjectPermissionBackend",

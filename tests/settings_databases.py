@@ -3,8 +3,8 @@
 ``default`` stays what ``WORKFLOW_TEST_DB`` selects (SQLite, or PostgreSQL on the
 same server); the router (tests/routers.py) sends the test app's models and the
 workflow's own to ``workflow``. Every database test may use both (tests/conftest.py).
-``scripts/test.sh`` runs tests/test_engine_paths.py and tests/test_several_databases.py
-with ``DJANGO_SETTINGS_MODULE=tests.settings_databases``.
+``scripts/test.sh`` runs tests/engine/test_engine_paths.py and
+tests/engine/test_several_databases.py with ``DJANGO_SETTINGS_MODULE=tests.settings_databases``.
 """
 
 import os

@@ -1,6 +1,6 @@
 """``tests.settings`` for a worker subprocess that traces: OpenTelemetry's SDK writes every
 span it ends to the file ``WORKFLOW_TRACES_FILE`` names, one JSON object a line
-(``tests/test_traces.py`` reads them; docs/traces-and-metrics.md)."""
+(``tests/outside_the_admin/test_traces.py`` reads them; docs/traces-and-metrics.md)."""
 
 import os
 

@@ -1,7 +1,7 @@
 """An automatic step's attempts as the admin shows them: the record's attempt row, when
 it really runs again, and "retry now" for a halted one.
 
-Reads through ``retrying``; the retry's write is the engine's (``retry_halted``),
+Reads through ``attempts_read``; the retry's write is the engine's (``retry_halted``),
 imported where it runs, and the queueing is the transport's.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import router
 
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..work import names
 from ..worker.transport import enqueue_step
 
@@ -20,7 +20,11 @@ def attempt_row(record: Any) -> Any:
     """The attempt row of the automatic step ``record`` is in, if any."""
     work = type(record).workflow.work(names.step_work(record.workflow.current_step))
     db = record._state.db or router.db_for_write(type(record), instance=record)
-    return retrying.rows(type(record), db).filter(object_id=str(record.pk), work=work.name).first()
+    return (
+        attempts_read.rows(type(record), db)
+        .filter(object_id=str(record.pk), work=work.name)
+        .first()
+    )
 
 
 def next_attempt_at(record: Any, row: Any) -> Any:
@@ -29,7 +33,7 @@ def next_attempt_at(record: Any, row: Any) -> Any:
     if row is None or row.halted or row.retry_at is None:
         return None
     work = type(record).workflow.work(names.step_work(record.workflow.current_step))
-    return retrying.runs_at(type(record).workflow, work, row.retry_at)
+    return attempts_read.runs_at(type(record).workflow, work, row.retry_at)
 
 
 def retry_now(record: Any) -> bool:

@@ -2,7 +2,7 @@
 changelist's "held by" filter and column, the sections of "My work" with their Claim and
 Release buttons and the view they post to, and ``AbsenceAdmin``.
 
-Imports ``holders``, ``inbox``, the models and the admin's ``site``; the engine only
+Imports ``claims_read``, ``inbox``, the models and the admin's ``site``; the engine only
 through the record's ``claim()`` and ``release()``.
 """
 
@@ -24,7 +24,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from ..errors import WorkflowError, staff_text
 from ..model.columns import ASSIGNEE_ID
 from ..models import Absence
-from ..reading import claims_read as holders
+from ..reading import claims_read
 from ..reading.claims_read import RELEASE
 from ..reading.inbox import CLAIM, claims_first
 from ..reading.wording import times_in
@@ -44,15 +44,15 @@ class HolderFilter(admin.SimpleListFilter):
         if self.value() == "me":
             return queryset.filter(**mine)
         if self.value() == "nobody":
-            return queryset.filter(holders.unheld())
+            return queryset.filter(claims_read.unheld())
         if self.value() == "others":
-            return queryset.exclude(holders.unheld()).exclude(**mine)
+            return queryset.exclude(claims_read.unheld()).exclude(**mine)
         return queryset
 
 
 def holder_text(record: Any) -> str:
     """The changelist's "held by" cell: the holder, or a dash."""
-    held = holders.holder(record)
+    held = claims_read.holder(record)
     return "-" if held is None else str(held)
 
 
@@ -60,13 +60,13 @@ def hold_button(record: Any, user: Any) -> str:
     """The button a "My work" row shows: ``claim`` on an unheld record of a model with
     holders, ``release`` on one the user holds or holds in someone's stead (or may let go
     of by the ``assign`` policy); none on a model without holders."""
-    return holders.hold_offered(record, user)
+    return claims_read.hold_offered(record, user)
 
 
 def claim_offered(record: Any, user: Any) -> list[str]:
     """``["claim"]`` for an unheld record of a ``claim=True`` step the user may claim:
     its change page offers no transition until someone holds it."""
-    return [CLAIM] if claims_first(record) and holders.claimable(record, user) else []
+    return [CLAIM] if claims_first(record) and claims_read.claimable(record, user) else []
 
 
 def panel_holding(
@@ -77,7 +77,7 @@ def panel_holding(
     workflow = type(record).workflow
     if not workflow.assignment:
         return None
-    held = holders.holder(record)
+    held = claims_read.holder(record)
     text = "Nobody holds it." if held is None else f"Held by {held}."
     if workflow.claims(record.workflow.current_step):
         text += " Only its holder may call this step's transitions."

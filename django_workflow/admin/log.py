@@ -4,7 +4,7 @@ Rows store names; each column shows them as labels (the step's, the transition's
 the deadline's), the trigger in words and the record as its ``str()``. A search
 also finds the rows of records whose own admin's ``search_fields`` match.
 
-Imports the log's model, ``events``, ``registry``, ``wording`` and the admin's
+Imports the log's model, ``triggers``, ``registry``, ``wording`` and the admin's
 ``display`` and ``site``.
 """
 

@@ -3,7 +3,7 @@ and status filters, the next deadline, times in the workflow's zone) and the cha
 page's panel (the step, its buttons, the diagram, pending deadlines, attempts, history).
 The views its buttons post to are ``transitions``', its changelist actions ``actions``'.
 
-Imports ``graph``, ``pending_effects``, ``status``, ``scheduling``, ``undo``, ``wording``,
+Imports ``graph``, ``owed_effects_read``, ``status``, ``scheduling``, ``undo``, ``wording``,
 ``halted_steps``' attempt readers, and the admin rooms below it; never the engine on import.
 """
 
@@ -24,7 +24,7 @@ from django.utils.translation import gettext
 
 from ..engine.undo import undoable
 from ..model import graph
-from ..reading import owed_effects_read as pending_effects
+from ..reading import owed_effects_read
 from ..reading.wording import row_label, times_in, trigger_words
 from ..report import status
 from ..scheduling import zone_of
@@ -280,7 +280,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
                 "attempts": row.attempts,
                 "last_error": row.last_error,
             }
-            for row in pending_effects.halted(record)
+            for row in owed_effects_read.halted(record)
         ]
         url = self._workflow_url(record, "retry_effect") + kept(request) if may_change else ""
         return {"halted_effects": effects, "effect_retry_url": url if effects else ""}

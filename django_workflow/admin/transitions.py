@@ -4,9 +4,9 @@ automatic step or on-enter effect; and the extension points deciding what a butt
 (``get_workflow_transitions``, ``get_workflow_transition_values``,
 ``get_workflow_transition_form``).
 
-Imports the errors, conditions, policies, ``history``, ``offers``, ``undo`` and ``halted_steps``'
-retry, and ``display``, ``forms``, ``site``; the engine inside the methods that run it,
-never on import.
+Imports the errors, conditions, policies, ``log_rows_read``, ``engine.offers``, ``undo``
+and ``halted_steps``' retry, and ``display``, ``forms``, ``site``; the engine inside the
+methods that run it, never on import.
 """
 
 from __future__ import annotations

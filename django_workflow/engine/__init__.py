@@ -21,7 +21,7 @@ fires deadlines; ``firing`` picks the due records and hands them over;
 ``receiving`` stores events delivered from outside and applies them (``Workflow.events``);
 ``buffering`` applies the buffered ones when their record can take them.
 ``claims`` writes who holds a record (claim, release, assign) and the holder rule of
-``Step(claim=True)``; every move leaving a step clears the holder (``holders.leaving``).
+``Step(claim=True)``; every move leaving a step clears the holder (``claims_read.leaving``).
 """
 
 from ..errors import error_summary, error_text

@@ -2,7 +2,7 @@
 given a fresh budget.
 
 What the rows say (their rounds, backoff, whether one waits) is read through
-``retrying``, a low module; only the engine writes them.
+``attempts_read``, a low module; only the engine writes them.
 """
 
 from __future__ import annotations

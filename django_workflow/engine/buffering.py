@@ -22,7 +22,7 @@ from ..model.triggers import Outcome
 from ..models import EventDelivery
 from . import moves
 from .receiving import apply_event, declarations, holding, receivers, stale
-from .sql import delivery_statements as statements
+from .sql import delivery_statements
 from .sql.writes import Question
 
 
@@ -60,7 +60,7 @@ def waiting(model: Any, step: str | None, db: str) -> Question | None:
     names: dict[str, list[str]] = {}
     for name, receive in events.items():
         names.setdefault(receive.key, []).append(name)
-    return statements.waiting_question(model, names, db)
+    return delivery_statements.waiting_question(model, names, db)
 
 
 def _offered(model: Any, step: str | None) -> dict[str, Receive]:
@@ -92,7 +92,7 @@ def _buffered(
     for key_field in {receive.key for receive in events.values()}:
         names = [name for name, receive in events.items() if receive.key == key_field]
         if len(pks) == 1:  # one move's: one statement, when the key can be compared so
-            waiting = statements.buffered_for(model, pks[0], key_field, names, db)
+            waiting = delivery_statements.buffered_for(model, pks[0], key_field, names, db)
             if waiting is not None:
                 for delivery in waiting:
                     found.setdefault(pks[0], []).append((delivery, events[delivery.event]))

@@ -30,7 +30,7 @@ from ..errors import (
 from ..model.columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
 from ..model.triggers import Event, Trigger
 from ..policies import allowed
-from ..reading import claims_read as holders
+from ..reading import claims_read
 from ..scheduling import due_at
 from ..work import due_instants
 from .moves import apply, database, log_event, write
@@ -45,7 +45,7 @@ def claim(record: Any, actor: Any, comment: str = "") -> Any:
     (naming the holder) if someone does, ``WorkflowPermissionDenied`` if the actor may
     call none of the step's transitions."""
     step = _assigning(record, CLAIM)
-    if not holders.is_user(actor) or not holders.may_work_on(record, actor):
+    if not claims_read.is_user(actor) or not claims_read.may_work_on(record, actor):
         raise WorkflowPermissionDenied(record, CLAIM, actor)
     changes = {ASSIGNEE_ID: actor.pk, ASSIGNED_AT: timezone.now()}
     event = Event(step, step, CLAIM, Trigger.ASSIGNMENT, actor, comment=comment, data=named(actor))
@@ -56,7 +56,7 @@ def release(record: Any, actor: Any, comment: str = "") -> Any:
     """Let go of ``record``: by its holder, someone standing in for them, or an actor the
     ``assign`` policy allows."""
     step = _assigning(record, RELEASE)
-    held_by = holders.holder_id(record)
+    held_by = claims_read.holder_id(record)
     if held_by is None:
         raise TransitionNotAllowed(
             record,
@@ -65,8 +65,8 @@ def release(record: Any, actor: Any, comment: str = "") -> Any:
             f"{IDENTIFIERS.record(record)}: nobody holds it.",
             f"{LABELS.record(record)}: nobody holds it.",
         )
-    on_behalf_of = holders.acting_for(record, actor, database(record))[1]
-    if not holders.may_release(record, actor):
+    on_behalf_of = claims_read.acting_for(record, actor, database(record))[1]
+    if not claims_read.may_release(record, actor):
         raise WorkflowPermissionDenied(record, RELEASE, actor, claimed=True, holder=_held(record))
     event = Event(
         step,
@@ -86,9 +86,9 @@ def assign(record: Any, user: Any, actor: Any, authorize: bool = True, comment: 
     """Make ``user`` the holder (``None``: nobody), whoever held it: needs the ``assign``
     policy (``Workflow.policies["assign"]``, default the model's change permission)."""
     step = _assigning(record, ASSIGN)
-    if user is not None and not holders.is_user(user):
+    if user is not None and not claims_read.is_user(user):
         raise TypeError(f"assign() takes a saved user or None, not {user!r}.")
-    if authorize and not allowed(holders.assign_policy(record), actor, record, ASSIGN):
+    if authorize and not allowed(claims_read.assign_policy(record), actor, record, ASSIGN):
         raise WorkflowPermissionDenied(record, ASSIGN, actor)
     changes = {
         ASSIGNEE_ID: None if user is None else user.pk,
@@ -96,7 +96,7 @@ def assign(record: Any, user: Any, actor: Any, authorize: bool = True, comment: 
     }
     data = named(user) if user is not None else released(record)
     event = Event(step, step, ASSIGN, Trigger.ASSIGNMENT, actor, comment=comment, data=data)
-    return _write(record, step, holders.holder_id(record), changes, event, conflict=None)
+    return _write(record, step, claims_read.holder_id(record), changes, event, conflict=None)
 
 
 def holder_check(record: Any, step: str, name: str, actor: Any) -> tuple[dict[str, Any], Any]:
@@ -105,10 +105,10 @@ def holder_check(record: Any, step: str, name: str, actor: Any) -> tuple[dict[st
     holder when the actor neither holds it nor stands in for who does."""
     if not type(record).workflow.claims(step):
         return {}, None
-    may, on_behalf_of = holders.acting_for(record, actor, database(record))
+    may, on_behalf_of = claims_read.acting_for(record, actor, database(record))
     if not may:
         raise WorkflowPermissionDenied(record, name, actor, claimed=True, holder=_held(record))
-    return {ASSIGNEE_ID: holders.holder_id(record)}, on_behalf_of
+    return {ASSIGNEE_ID: claims_read.holder_id(record)}, on_behalf_of
 
 
 def holder_allows(record: Any, actor: Any) -> bool:
@@ -116,7 +116,7 @@ def holder_allows(record: Any, actor: Any) -> bool:
     workflow = type(record).workflow
     if not workflow.claims(getattr(record, workflow.state_attribute)):
         return True
-    return holders.acting_for(record, actor, database(record))[0]
+    return claims_read.acting_for(record, actor, database(record))[0]
 
 
 def named(user: Any) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def _release_held(record: Any, work: Any) -> None:
     model, db = type(record), database(record)
     guard = {
         model.workflow.state_attribute: step,
-        ASSIGNEE_ID: holders.holder_id(record),
+        ASSIGNEE_ID: claims_read.holder_id(record),
         ASSIGNED_AT: getattr(record, ASSIGNED_AT),
     }
     if write(model._base_manager.using(db).filter(pk=record.pk, **guard), changes, db):
@@ -248,4 +248,4 @@ def _already_claimed(actor: Any) -> Any:
 
 
 def _held(record: Any) -> Any:
-    return holders.holder(record)
+    return claims_read.holder(record)

@@ -27,7 +27,7 @@ from ..errors import error_summary, error_text
 from ..model.columns import ON_ENTER
 from ..model.triggers import Event, Trigger
 from ..models import PendingEffect
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..reading.owed_effects_read import pending
 from ..signals import work_fired
 from ..work import names
@@ -228,7 +228,7 @@ def _attempt_failed(
     the backoff, or halt when none are left (at once when the step no longer has it)."""
     attempt = row.attempts + 1
     halted = work is None or attempt >= work.retry.max_attempts
-    wait = None if halted else retrying.backoff(work.retry, attempt)
+    wait = None if halted else attempts_read.backoff(work.retry, attempt)
     retry_at = None if wait is None else timezone.now() + wait
     row.attempts, row.due_at, row.last_error = attempt, retry_at, error_text(error)
     row.interruptions, row.running_since, row.alive_until = 0, None, None

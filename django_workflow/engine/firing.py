@@ -21,12 +21,11 @@ from django.utils import timezone
 from ..model.columns import NEXT_DUE_AT
 from ..model.registry import workflow_models
 from ..model.triggers import Event, Trigger
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..scheduling import due_at
 from ..signals import work_fired
 from ..work import Work
-from . import claims, effects, meters, stopping, traces
-from . import sla_firing as slas
+from . import claims, effects, meters, sla_firing, stopping, traces
 from .join_rechecks import recheck
 from .moves import entry_changes, move_many
 from .pacing import turn
@@ -99,7 +98,7 @@ class Firing:
 
     @traces.unit_of_work
     def alarm(self, work: Work, records: list[Any]) -> list[Any]:
-        return slas.fire_alarms(self.model, work, [r.pk for r in records], self.now, self.db)
+        return sla_firing.fire_alarms(self.model, work, [r.pk for r in records], self.now, self.db)
 
 
 def run_due(
@@ -178,7 +177,7 @@ def _fire(model: Any, work: Work, records: list[Any], now: datetime, db: str) ->
         if stopping.requested():
             break
         row = attempts.get(pk)
-        if retrying.waiting(row, now):
+        if attempts_read.waiting(row, now):
             waiting.append(pk)
             continue
         with turn(db):  # on SQLite, other writers get theirs between records
@@ -288,7 +287,7 @@ def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int
             row = attempts.get(pk)
             if stopping.requested():
                 break
-            if retrying.waiting(row, now):
+            if attempts_read.waiting(row, now):
                 skip.add(pk)
                 continue
             with turn(db):
@@ -301,12 +300,14 @@ def _run_actions(model: Any, work: Work, now: datetime, db: str, batch_size: int
 
 def _attempts(model: Any, work: Work, pks: list[Any], now: datetime, db: str) -> dict[Any, Any]:
     """The attempt rows of this round for a batch (rare: only after failures)."""
-    found = retrying.rows(model, db).filter(work=work.name, object_id__in=[str(pk) for pk in pks])
+    found = attempts_read.rows(model, db).filter(
+        work=work.name, object_id__in=[str(pk) for pk in pks]
+    )
     if not found.exists():
         return {}
     records = model.workflow.queryset(db).in_bulk(pks)
     rounds = {pk: due_at(work, record, now) for pk, record in records.items()}
-    return retrying.current(model, work, {pk: due for pk, due in rounds.items() if due}, db)
+    return attempts_read.current(model, work, {pk: due for pk, due in rounds.items() if due}, db)
 
 
 MAX_PASSES = 50

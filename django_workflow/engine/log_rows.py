@@ -13,7 +13,7 @@ from django.utils import timezone
 from ..errors import error_text
 from ..model.triggers import Event, Trigger
 from ..models import TransitionLog
-from .sql import writes as statements
+from .sql import writes
 
 
 def _declared_comment(model: Any, event: Event) -> str:
@@ -32,7 +32,7 @@ def log_values(model: Any, pk: Any, event: Event, db: str) -> dict[str, Any]:
     """The log row of ``event``, by attribute name: what ``log_row`` builds an instance of,
     and what a single row's ``INSERT`` sends without one."""
     return {
-        "content_type_id": statements.content_type_id(model, db),
+        "content_type_id": writes.content_type_id(model, db),
         "occurred_at": timezone.now(),
         **log_fields(model, pk, event),
     }

@@ -34,7 +34,7 @@ from .moves import (
     saved_by,
 )
 from .routes import choose_route, fields_read, route_holds, with_values
-from .sql import writes as statements
+from .sql import writes
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def take_locked(
     accepted: dict[str, Any],
     data: Any,
     trigger: Trigger,
-    along: statements.Along | None = None,
+    along: writes.Along | None = None,
 ) -> Any:
     """``take_transition`` without an actor or policy, for a record the caller's
     transaction holds locked as read: a refusal raises before anything is written. A
@@ -149,7 +149,7 @@ def take_locked(
     transition = decision.transition
     if transition.action is not None or transition.cascade or votes.quorum(transition) is not None:
         with transaction.atomic(using=database(record)):
-            statements.run(along, database(record))
+            writes.run(along, database(record))
             return take_transition(record, name, accepted, None, False, "", data, trigger)
     changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
     entered = getattr(record, STATE_ENTERED_AT)

@@ -19,15 +19,14 @@ from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event
 from ..models import TransitionLog, WorkflowVote
-from ..reading import claims_read as holders
+from ..reading import claims_read
 from ..signals import entered_step, step_changed
 from ..work import due_instants
-from . import meters, owed_effects, rearming, traces
-from . import sla_clocks as clocks
+from . import meters, owed_effects, rearming, sla_clocks, traces
 from .log_rows import log_row, log_values
 from .rescheduling import reschedule
 from .routes import with_values
-from .sql import writes as statements
+from .sql import writes
 
 
 def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event) -> Any:
@@ -38,8 +37,8 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     """
     db = database(record)
     model = type(record)
-    changes = holders.leaving(model.workflow, event.from_state, changes)
-    guard, changes = clocks.leaving_one(record, guard, changes, event)
+    changes = claims_read.leaving(model.workflow, event.from_state, changes)
+    guard, changes = sla_clocks.leaving_one(record, guard, changes, event)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     with transaction.atomic(using=db):
@@ -61,13 +60,13 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
 
 
 def move_locked(
-    record: Any, changes: dict[str, Any], event: Event, along: statements.Along | None = None
+    record: Any, changes: dict[str, Any], event: Event, along: writes.Along | None = None
 ) -> Any:
     """``move`` for a row the caller's transaction holds locked, read in ``event.from_state``
     entered at ``event.from_state_entered_at``: the compiled UPDATE and log INSERT in one
     round trip, no savepoint. ``move`` itself where a move is not that plain (save signals,
     log receivers, a column on another table). ``along`` is written with the move, before
-    anything reacts to it (``statements.update_logged``)."""
+    anything reacts to it (``writes.update_logged``)."""
     model = type(record)
     guard = {
         model.workflow.state_attribute: event.from_state,
@@ -75,10 +74,10 @@ def move_locked(
     }
     db = database(record)
     if not _writes_plainly(model, guard, changes):
-        statements.run(along, db)
+        writes.run(along, db)
         return move(record, guard, changes, event)
-    changes = holders.leaving(model.workflow, event.from_state, changes)
-    changes = clocks.leaving(record, event.from_state, event.from_state_entered_at, changes)
+    changes = claims_read.leaving(model.workflow, event.from_state, changes)
+    changes = sla_clocks.leaving(record, event.from_state, event.from_state_entered_at, changes)
     if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
     answers = _write_logged(record, guard, changes, event, db, along, locked=True)
@@ -92,9 +91,9 @@ def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) 
     between: no save signals, nobody listening to the log's, plain values on one table."""
     return (
         not _save_signals(model)
-        and statements.logs_quietly()
-        and statements.fits(model, changes)
-        and statements.fits(model, guard)
+        and writes.logs_quietly()
+        and writes.fits(model, changes)
+        and writes.fits(model, guard)
     )
 
 
@@ -104,7 +103,7 @@ def _write_logged(
     changes: dict[str, Any],
     event: Event,
     db: str,
-    along: statements.Along | None = None,
+    along: writes.Along | None = None,
     locked: bool = False,
 ) -> Answers:
     """The guarded ``UPDATE`` and the log row, one statement where the database allows
@@ -119,7 +118,7 @@ def _write_logged(
     asking = ASKED_ON_ENTRY if locked else ()
     asked = {ask: q for ask in asking if (q := ask(model, event.to_state, db))}
     questions = asked.values()
-    if statements.update_logged(model, record.pk, changes, db, guard, log, along, questions) == 0:
+    if writes.update_logged(model, record.pk, changes, db, guard, log, along, questions) == 0:
         raise StaleRecord(record, tuple(guard))
     meters.moved(model, event, db)
     apply(record, changes)
@@ -205,7 +204,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
 
     Runs inside the caller's transaction, which holds the claim's row locks.
     """
-    changes = holders.leaving(model.workflow, event.from_state, changes)
+    changes = claims_read.leaving(model.workflow, event.from_state, changes)
     step = changes.get(model.workflow.state_attribute)
     per_record = False
     if step is not None and model.workflow.has_deadlines:
@@ -214,7 +213,7 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
         per_record = not same
     # The claim's rows are locked (or, on SQLite, the transaction writes alone): the
     # entry instants read here are still theirs when the UPDATE writes.
-    entered, clocks_of, changes = clocks.leaving_many(model, claim, changes, event)
+    entered, clocks_of, changes = sla_clocks.leaving_many(model, claim, changes, event)
     pks = list(entered)
     if not pks:
         return pks
@@ -333,7 +332,7 @@ def log_event(record: Any, event: Event) -> None:
         if event.from_state and event.from_state_entered_at is None:  # in place: not moved
             event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
         db = database(record)
-        statements.insert_log(log_values(type(record), record.pk, event, db), db)
+        writes.insert_log(log_values(type(record), record.pk, event, db), db)
 
 
 def _after_change(record: Any, event: Event, db: str) -> None:
@@ -349,10 +348,10 @@ def _after_change(record: Any, event: Event, db: str) -> None:
 AFTER_MOVES: list[Callable[..., None]] = []
 
 #: What those hooks want to know of a record entering a step, ``(model, step, db) ->
-#: statements.Question | None``: a single record's step change asks it in its own
+#: writes.Question | None``: a single record's step change asks it in its own
 #: statement, and the hooks find the answer in ``answers`` under the function that asked
 #: (on PostgreSQL; elsewhere, and for other moves, ``answers`` has none).
-ASKED_ON_ENTRY: list[Callable[..., statements.Question | None]] = []
+ASKED_ON_ENTRY: list[Callable[..., writes.Question | None]] = []
 
 #: A step change's answers to ``ASKED_ON_ENTRY``'s questions, by the function that asked.
 Answers = dict[Callable[..., Any], Any]

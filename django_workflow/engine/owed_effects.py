@@ -2,7 +2,7 @@
 
 The engine owes an effect in the move's own transaction (``owe``); an undo takes
 back what the entry it reverses still owes (``cancel``). Running them is
-``effects``' job; ``pending_effects`` reads what is owed.
+``effects``' job; ``owed_effects_read`` reads what is owed.
 """
 
 from __future__ import annotations

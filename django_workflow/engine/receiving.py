@@ -46,7 +46,7 @@ from ..model.registry import workflow_models
 from ..model.triggers import Outcome, Trigger
 from ..models import EventDelivery
 from .manual import take_locked
-from .sql import delivery_statements as statements
+from .sql import delivery_statements
 from .sql.writes import Along, content_type
 
 
@@ -125,7 +125,7 @@ def _row(
 def _delivered(model: Any, receive: Receive, row: EventDelivery, db: str) -> Delivery:
     """Store and correlate ``row`` in the caller's transaction."""
     value = model._meta.get_field(receive.key).to_python(row.key)
-    if not statements.insert_first(row, db):  # stored as a duplicate
+    if not delivery_statements.insert_first(row, db):  # stored as a duplicate
         return Delivery(Outcome.DUPLICATE, holding(model, receive, value, db), row)
     record = holding(model, receive, value, db, lock=True)
     outcome = _correlate(record, receive, row, db)
@@ -133,7 +133,7 @@ def _delivered(model: Any, receive: Receive, row: EventDelivery, db: str) -> Del
         if record is not None:
             row.object_id = str(record.pk)
         row.outcome = outcome
-        statements.settle(row, db)
+        delivery_statements.settle(row, db)
     return Delivery(outcome, record, row)
 
 
@@ -201,7 +201,7 @@ def _key_value(model: Any, receive: Receive, key: Any) -> Any:
 
 
 def holding(model: Any, receive: Receive, value: Any, db: str, lock: bool = False) -> Any:
-    return statements.holding(model, receive.key, value, db, lock)
+    return delivery_statements.holding(model, receive.key, value, db, lock)
 
 
 def _correlate(record: Any, receive: Receive, row: EventDelivery, db: str) -> Outcome:
@@ -222,7 +222,7 @@ def stale(record: Any, row: EventDelivery, db: str) -> bool:
     ``record``."""
     if row.seq is None:
         return False
-    highest = statements.highest_seq(row.content_type_id, str(record.pk), row.event, db)
+    highest = delivery_statements.highest_seq(row.content_type_id, str(record.pk), row.event, db)
     return highest is not None and row.seq <= highest
 
 
@@ -233,7 +233,7 @@ def _applied(record: Any, receive: Receive, row: EventDelivery, db: str) -> bool
     looked at: one older in its sender's order is then stale."""
     row.outcome, row.object_id, row.applied_at = Outcome.APPLIED, str(record.pk), timezone.now()
     try:
-        apply_event(record, receive, row, along=statements.settling(row, db))
+        apply_event(record, receive, row, along=delivery_statements.settling(row, db))
     except InvalidDelivery:
         raise
     except WorkflowError:

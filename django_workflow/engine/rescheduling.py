@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT
 from ..models import DeadlineDeclaration
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..scheduling import due_at
 from ..work import names
 from ..work.due_instants import HALTED, fingerprint, next_due
@@ -53,7 +53,7 @@ def reschedule(model: Any, pks: Iterable[Any], db: str, now: datetime | None = N
 def _waits(model: Any, records: list[Any], now: datetime | None, db: str) -> dict[Any, Any]:
     """Per record, its deadlines whose attempts in the current round wait or halted."""
     by_key = {str(record.pk): record for record in records}
-    attempts = retrying.rows(model, db).filter(object_id__in=list(by_key))
+    attempts = attempts_read.rows(model, db).filter(object_id__in=list(by_key))
     waits: dict[Any, dict[str, Any]] = {}
     now = now or timezone.now()
     for row in attempts.exclude(work__startswith=names.STEP_PREFIX):

@@ -18,7 +18,7 @@ from ..errors import (
 )
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
 from ..work import Work, due_instants
@@ -37,8 +37,7 @@ from .moves import (
     write,
 )
 from .rescheduling import postpone
-from .sql import probes
-from .sql import writes as statements
+from .sql import probes, writes
 
 logger = logging.getLogger("django_workflow.engine")
 
@@ -62,7 +61,7 @@ def attempt_failed(
     name = work.entity
     traces.failed(record, work, attempt, error)
     if attempt < work.retry.max_attempts:
-        wait = retrying.backoff(work.retry, attempt)
+        wait = attempts_read.backoff(work.retry, attempt)
         retry_at = timezone.now() + wait
         attempts.record_failure(model, record.pk, work, round_key, attempt, retry_at, text, db)
         meters.attempted(model, work.name, meters.Outcome.FAILED, db)
@@ -119,9 +118,9 @@ def _log_failure(record: Any, work: Work, attempt: int, error: BaseException, th
 
 def _next_attempt(model: Any, work: Work, wait: Any, retry_at: Any) -> str:
     """``next attempt with the poll at 09:01:00, the first after the 30 s backoff``."""
-    runs = _instant(retrying.runs_at(model.workflow, work, retry_at))
+    runs = _instant(attempts_read.runs_at(model.workflow, work, retry_at))
     backoff = f"{wait.total_seconds():g} s"
-    if retrying.polled(work):
+    if attempts_read.polled(work):
         return f"next attempt with the poll at {runs}, the first after the {backoff} backoff"
     return f"next attempt at {runs}, after the {backoff} backoff"
 
@@ -225,11 +224,11 @@ def _write_fired(record: Any, columns: dict[str, Any] | None, event: Event, db: 
     if columns is None:
         log_event(record, event)
         return
-    if model.workflow.log is True and statements.logs_quietly():
+    if model.workflow.log is True and writes.logs_quietly():
         log = log_values(model, record.pk, event, db)
-        statements.update_logged(model, record.pk, columns, db, log=log)
+        writes.update_logged(model, record.pk, columns, db, log=log)
         meters.moved(model, event, db)
     else:
-        statements.update_row(model, record.pk, columns, db)
+        writes.update_row(model, record.pk, columns, db)
         log_event(record, event)
     apply(record, columns)

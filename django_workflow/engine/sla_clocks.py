@@ -1,5 +1,5 @@
 """What a step change writes to the service-level clocks (``Workflow.slas``): the stay it
-ends added to each running clock, in the move's own ``UPDATE`` (``service_levels``
+ends added to each running clock, in the move's own ``UPDATE`` (``sla_clocks_read``
 computes it)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from django.db.models import Case, F, Value, When
 
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import Event
-from ..work import sla_clocks_read as service_levels
+from ..work import sla_clocks_read
 
-leaving = service_levels.leaving
+leaving = sla_clocks_read.leaving
 
 
 def leaving_one(
@@ -20,7 +20,7 @@ def leaving_one(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The guard and changes of one record's move: a running clock adds the stay the
     instance saw, so the row must still be in that stay."""
-    if not service_levels.running_in(type(record).workflow, event.from_state):
+    if not sla_clocks_read.running_in(type(record).workflow, event.from_state):
         return guard, changes
     entered = getattr(record, STATE_ENTERED_AT)
     guard = {**guard, STATE_ENTERED_AT: entered}
@@ -33,7 +33,7 @@ def leaving_many(
     """For a batch's move: each claimed row's entry instant, its clocks' new values, and
     the changes with one ``CASE`` per clock column so each row gets its own in the one
     ``UPDATE``. Without a running clock the rows' entry instants alone are read."""
-    if not service_levels.running_in(model.workflow, event.from_state):
+    if not sla_clocks_read.running_in(model.workflow, event.from_state):
         return dict(claim.values_list("pk", STATE_ENTERED_AT)), {}, changes
     entered, per_record = {}, {}
     for record in claim:  # whole records: each one's zone and calendar count

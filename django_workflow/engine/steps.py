@@ -33,15 +33,14 @@ from ..errors import NoRouteMatched
 from ..model.columns import STATE_ENTERED_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event, Trigger
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..work import Work, names
 from . import attempts, meters, stopping, traces
 from .moves import collecting, entry_changes, move_locked, saved_by
 from .pacing import turn
 from .routes import choose_route
 from .running import ACTION_FAILURES, attempt_failed
-from .sql import probes
-from .sql import step_statements as statements
+from .sql import probes, step_statements
 from .time_limits import time_limited
 
 logger = logging.getLogger("django_workflow.engine")
@@ -77,7 +76,7 @@ def run_steps(model: Any, step: str, *, budget: float = BUDGET) -> tuple[int, bo
             if stopping.requested() or time.monotonic() >= ends:
                 return moved, True
             row = attempts.get(str(pk))
-            if row is not None and row.round_key == entered and retrying.waiting(row, now):
+            if row is not None and row.round_key == entered and attempts_read.waiting(row, now):
                 skip.add(pk)
                 continue
             with turn(db):
@@ -119,7 +118,9 @@ def _work(model: Any, step: str) -> Work | None:
 
 
 def _attempt_rows(model: Any, work: Work, pks: list[Any], db: str) -> dict[str, Any]:
-    found = retrying.rows(model, db).filter(work=work.name, object_id__in=[str(pk) for pk in pks])
+    found = attempts_read.rows(model, db).filter(
+        work=work.name, object_id__in=[str(pk) for pk in pks]
+    )
     return {row.object_id: row for row in found}
 
 
@@ -148,7 +149,7 @@ def _claim(
 ) -> attempts.Claim | None:
     """The attempt to make now, marked running; ``None`` when none may start."""
     if row is None or row is UNKNOWN:
-        if statements.start_first_attempt(model, pk, work, entered, timezone.now(), db):
+        if step_statements.start_first_attempt(model, pk, work, entered, timezone.now(), db):
             return attempts.Claim(1)
         if row is None:  # another run took it since the chunk was read
             return None
@@ -163,9 +164,9 @@ def _run_action(
     workflow: CompiledWorkflow = model.workflow
     try:
         with transaction.atomic(using=db):
-            record = statements.locked_entry(model, step, pk, entered, db)
+            record = step_statements.locked_entry(model, step, pk, entered, db)
             if record is None:  # moved on meanwhile: this round is over
-                statements.delete_attempt(model, str(pk), work.name, db)
+                step_statements.delete_attempt(model, str(pk), work.name, db)
                 return None
             with collecting(record):
                 span = traces.action(record, work, Trigger.AUTOMATIC, attempt)
@@ -180,7 +181,7 @@ def _run_action(
                 from_state_entered_at=entered,
             )  # fmt: skip
             changes = {**saved, **entry_changes(workflow, target, timezone.now())}
-            forget = statements.forgetting(model, str(pk), work.name, db)
+            forget = step_statements.forgetting(model, str(pk), work.name, db)
             move_locked(record, changes, event, forget)  # the attempt's row goes with the move
             meters.attempted(model, work.name, meters.Outcome.SUCCEEDED, db)
         return target
@@ -226,18 +227,18 @@ def want_run(model: Any, step: str) -> bool:
     """Whether the caller should queue a run of ``step``: ``True`` once until the run it
     queues finds nothing left (or its mark's lease of ``RECOVERY_AFTER`` runs out)."""
     db = router.db_for_write(model)
-    return statements.queue_mark(model, step, timezone.now(), _lease(), db)
+    return step_statements.queue_mark(model, step, timezone.now(), _lease(), db)
 
 
 def queued_anyway(model: Any, step: str) -> None:
     """A run of ``step`` is queued whoever held the mark (the poll, a run's follow-up)."""
     db = router.db_for_write(model)
-    statements.renew_mark(model, step, timezone.now(), _lease(), db)
+    step_statements.renew_mark(model, step, timezone.now(), _lease(), db)
 
 
 def not_queued(model: Any, step: str) -> None:
     """The run the caller meant to queue was not queued: give the mark back."""
-    statements.drop_mark(model, step, router.db_for_write(model))
+    step_statements.drop_mark(model, step, router.db_for_write(model))
 
 
 def run_queued(model: Any, step: str) -> tuple[int, bool]:

@@ -28,7 +28,7 @@ from ..durations import parse_timedelta
 from ..errors import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..reading.log_rows_read import history, last_step_change
 
 
@@ -129,7 +129,7 @@ def _work_started(record: Any, row: Any) -> bool:
     model, db = type(record), database(record)
     works = [work.name for work in model.workflow.works if work.step == row.to_state]
     entered = getattr(record, STATE_ENTERED_AT)
-    attempts = retrying.rows(model, db).filter(object_id=str(record.pk), work__in=works)
+    attempts = attempts_read.rows(model, db).filter(object_id=str(record.pk), work__in=works)
     return attempts.filter(round_key__gte=entered).exists()
 
 

@@ -1,5 +1,5 @@
 """The package's own tables: the transition log, work attempts, pending effects, the
-timeline lease, and (from ``event_deliveries``) the events delivered from outside.
+timeline lease, and (from ``event_delivery``) the events delivered from outside.
 
 Storage only: nothing here imports the engine. ``WorkflowModel``, the class
 users subclass, lives in ``workflow_model``.

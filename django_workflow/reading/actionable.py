@@ -45,7 +45,7 @@ from ..policies import (
     either,
     narrowing,
 )
-from . import claims_read as holders
+from . import claims_read
 from .votes_read import not_voted
 
 #: Rows read per fetch while asking the candidates of the fallback one by one.
@@ -81,7 +81,7 @@ def actionable(queryset: Any, actor: Any) -> Any:
     if allows_nothing(found):
         return rows.none()
     if model.workflow.assignment:  # in the same query: never a record held by another
-        found = both(found, holders.unheld() | holders.held_for(actor))
+        found = both(found, claims_read.unheld() | claims_read.held_for(actor))
     return rows.filter(found)
 
 

@@ -16,7 +16,7 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
-from ..reading import attempts_read as retrying
+from ..reading import attempts_read
 from ..reading.key_lists import among
 from ..reading.owed_effects_read import pending
 from ..work import names
@@ -51,7 +51,7 @@ def halted(model: Any) -> Any:
     """The records whose automatic step stopped retrying, still in that step, and those
     owing an ``on_enter`` effect that stopped retrying, wherever they are now."""
     db = router.db_for_read(model)
-    rows = retrying.rows(model, db).filter(halted=True, work__startswith=names.STEP_PREFIX)
+    rows = attempts_read.rows(model, db).filter(halted=True, work__startswith=names.STEP_PREFIX)
     effects = pending(model, db).filter(due_at__isnull=True).values_list("object_id", flat=True)
     return halted_among(model, rows.values_list("work", "object_id"), effects)
 

@@ -1,10 +1,10 @@
 """What a page outside the admin offers a user on one record, and how a post proves it
-was offered: the transitions (``offers.offered``, as the admin's buttons), the form
+was offered: the transitions (``engine.offers.offered``, as the admin's buttons), the form
 asking a transition's accepted values, the optional comment, whether a move needs
 confirming, and the signed token each form carries.
 
 On a model with holders (docs/holding-work.md) the page also offers Claim or Release
-(``hold_offer``), as ``holders.hold_offered`` decides, the rule ``record.claim()`` and
+(``hold_offer``), as ``claims_read.hold_offered`` decides, the rule ``record.claim()`` and
 ``record.release()`` apply; its token is signed apart from the transitions' tokens and
 also names who held the record, so a Release from a page older than a change of hands
 is stale, never a release of the new holder's claim.
@@ -14,7 +14,7 @@ a post without a valid one was never offered to that user (forged, answered 403)
 one whose step is not the record's step any more comes from a page that went stale
 (a refusal shown in place). The token decides nothing else: the engine's call does.
 
-Imports ``holders``, ``offers`` and ``web.access``; the engine inside the calls.
+Imports ``claims_read``, ``engine.offers`` and ``web.access``; the engine inside the calls.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class HoldOffer:
 
 
 def hold_offer(record: Any, user: Any) -> HoldOffer | None:
-    """Claim or Release, when ``user`` may change ``record`` and ``holders.hold_offered``
+    """Claim or Release, when ``user`` may change ``record`` and ``claims_read.hold_offered``
     lets them; else ``None``."""
     if not may_change(user, record):
         return None

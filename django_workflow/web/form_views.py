@@ -20,7 +20,7 @@ What a post comes to:
 Every answer to a post that is not done is 200, so htmx swaps it in (htmx leaves 4xx
 answers out); the page without JavaScript shows it on a page of its own.
 
-Imports the errors, ``web.access``, ``web.offers`` and ``web.fragments``.
+Imports the errors, ``web.access``, ``web.form_offers`` and ``web.fragments``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ..errors import (
     WorkflowPermissionDenied,
     staff_text,
 )
-from ..reading import claims_read as holders
+from ..reading import claims_read
 from ..reading.claims_read import CLAIM, RELEASE
 from ..reading.votes_read import moves_with_one_more, recorded_vote
 from . import fragments
@@ -125,7 +125,7 @@ def hold(request: HttpRequest, app_label: str, model_name: str, pk: str, action:
     step, held_by = offered
     if step != record.workflow.current_step:
         return _stale(request, record, next_url)
-    if action == RELEASE and held_by != holders.holder_id(record):
+    if action == RELEASE and held_by != claims_read.holder_id(record):
         return _changed_hands(request, record, next_url)
     label = HoldOffer(action, token).label
     try:
@@ -172,7 +172,7 @@ def _stale(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
 def _changed_hands(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
     """A Release from a page shown while someone else held the record: letting go now
     would release the new holder's claim; nothing was done."""
-    held = holders.holder(record)
+    held = claims_read.holder(record)
     now = f"{held} holds it now" if held is not None else "nobody holds it now"
     text = f"Nothing done: {record} changed hands since the page was shown; {now}."
     return _answer(request, record, next_url, {"level": "error", "text": text}, None)

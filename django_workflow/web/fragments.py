@@ -3,7 +3,7 @@
 history, its pending deadlines, and the user's inbox. Each is a template under
 ``django_workflow/`` a project may override.
 
-Imports ``holders``, ``inbox``, ``wording``, ``web.access`` and ``web.offers``; nothing
+Imports ``claims_read``, ``inbox``, ``wording``, ``web.access`` and ``web.form_offers``; nothing
 here writes.
 """
 
@@ -19,7 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 
 from ..model.registry import workflow_models
-from ..reading import claims_read as holders
+from ..reading import claims_read
 from ..reading.inbox import CLAIM, claims_first, gather
 from ..reading.wording import (
     describe_deadline,
@@ -108,7 +108,7 @@ def holding(record: Any, user: Any) -> dict[str, Any] | None:
     declared = workflow.steps.get(record.workflow.current_step)
     if not workflow.assignment or declared is None or declared.is_terminal:
         return None
-    held = holders.holder(record)
+    held = claims_read.holder(record)
     text = "Nobody holds it." if held is None else f"Held by {held}."
     if workflow.claims(record.workflow.current_step):
         text += " Only its holder may call this step's transitions."
@@ -188,7 +188,7 @@ def inbox(request: HttpRequest, limit: int = INBOX_ROWS) -> str:
     """What waits for the user: the records of the models they may change on which they
     may call a transition, or claim one of a ``claim=True`` step nobody holds, soonest
     deadline first (``inbox.gather``), each with its forms; on models with holders, in
-    the sections of the admin's "My work" (``holders.SECTIONS``)."""
+    the sections of the admin's "My work" (``claims_read.SECTIONS``)."""
     user, now = request.user, timezone.now()
     models = [m for m in workflow_models() if may_change_some(user, m)]
 
@@ -210,13 +210,13 @@ def inbox(request: HttpRequest, limit: int = INBOX_ROWS) -> str:
             "url": _absolute(item.record),
             "deadline": _deadline(item, now),
             "actions": actions(request, item.record, next_url=next_url),
-            "section": holders.section(item.record, user),
+            "section": claims_read.section(item.record, user),
         }
         for item in items
     ]
     sections = [
         {"title": title, "rows": [row for row in rows if row["section"] == title]}
-        for title in holders.SECTIONS
+        for title in claims_read.SECTIONS
     ]
     context = {"rows": rows, "sections": [s for s in sections if s["rows"]], "limit": limit}
     return render_to_string(INBOX, context, request=request)

@@ -8,7 +8,7 @@ or firing on import (only the tasks that run them do): the app connects its
 receivers while Django loads, ``manage.py check`` included.
 
 What the admin shows and does about an automatic step's attempts is in
-``halted_steps``; how a worker process takes a stop, in ``worker_signals``.
+``halted_steps``; how a worker process takes a stop, in ``stop_signals``.
 """
 
 from __future__ import annotations

@@ -6,10 +6,7 @@ import pytest
 
 from django_workflow import AlreadyVoted
 from example_project.approvals.models import Document
-
-
-def fresh(document):
-    return Document.objects.get(pk=document.pk)
+from tests.helpers import fresh
 
 
 @pytest.fixture

@@ -4,10 +4,7 @@ from datetime import timedelta
 
 from example_project.dunning.models import Subscription
 from tests.examples.conftest import T
-
-
-def fresh(subscription):
-    return Subscription.objects.get(pk=subscription.pk)
+from tests.helpers import fresh
 
 
 def failed_payment(clock, grace=timedelta(days=5)):

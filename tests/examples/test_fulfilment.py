@@ -5,10 +5,7 @@ from datetime import timedelta
 import pytest
 
 from example_project.fulfilment.models import Order
-
-
-def fresh(order):
-    return Order.objects.get(pk=order.pk)
+from tests.helpers import fresh
 
 
 def test_checkout_runs_the_whole_chain(clock):

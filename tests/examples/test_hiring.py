@@ -6,6 +6,7 @@ import pytest
 
 from django_workflow import UndoNotPermitted, WorkflowPermissionDenied
 from example_project.hiring.models import Candidate
+from tests.helpers import fresh
 
 
 @pytest.fixture
@@ -16,10 +17,6 @@ def manager(user_with):
 @pytest.fixture
 def recruiter(user_with):
     return user_with("recruiter", "screen_candidate")
-
-
-def fresh(candidate):
-    return Candidate.objects.get(pk=candidate.pk)
 
 
 def interviewed(clock):

@@ -2,9 +2,8 @@
 end with time travel."""
 
 import re
-from datetime import datetime, timedelta
+from datetime import timedelta
 from types import SimpleNamespace
-from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import User
@@ -12,18 +11,10 @@ from django.contrib.auth.models import User
 from django_workflow import WorkflowPermissionDenied
 from django_workflow.models import TransitionLog
 from example_project.support.models import Ticket
+from tests.helpers import fresh, local
 
-ZAGREB = ZoneInfo("Europe/Zagreb")
 staff = SimpleNamespace(is_staff=True, is_active=True)
 HOUR = timedelta(hours=1)
-
-
-def fresh(ticket):
-    return Ticket.objects.get(pk=ticket.pk)
-
-
-def local(*args):
-    return datetime(*args, tzinfo=ZAGREB)
 
 
 @pytest.mark.parametrize(

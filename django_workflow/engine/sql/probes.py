@@ -3,7 +3,7 @@ waiting records?", and locking one record by its key.
 
 ``any_due`` asks the ``next_due_at`` index one question per model. It is
 compiled once per model and, on PostgreSQL, prepared once per session
-(``hot_cursors``), so the server plans it once rather than every tick
+(``cursors``), so the server plans it once rather than every tick
 (``PREPARE_POLLS``; turn it off behind a pooler that does not keep sessions,
 such as PgBouncer in transaction mode).
 

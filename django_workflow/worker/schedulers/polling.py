@@ -29,7 +29,7 @@ from django.utils import timezone
 from ...engine.firing import named, run_due, run_work
 from ...engine.sql import probes
 from ...model.columns import STATE_ENTERED_AT
-from ...reading import attempts_read as retrying
+from ...reading import attempts_read
 from ...work import EntryWork, StepWork, Work
 from ..transport import enqueue_steps
 from .buffer_sweep import NAME as SWEEP
@@ -211,7 +211,7 @@ def queue_waiting_steps(model: Any, work: Work, now: datetime, db: str, limit: i
     A record whose retry is due is queued at the first poll from its ``retry_at`` (what
     the admin and the log announce), grace or not: its failed attempt left no task in
     flight."""
-    attempts = retrying.rows(model, db).filter(
+    attempts = attempts_read.rows(model, db).filter(
         work=work.name,
         object_id=Cast(OuterRef("pk"), CharField()),
         round_key=OuterRef(STATE_ENTERED_AT),
