@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 
 Duration = timedelta | tuple[int, str] | str
@@ -230,6 +231,19 @@ class Sla:
         object.__setattr__(self, "on_breach", on_breach)
 
 
+class StepKind(StrEnum):
+    """What a step is, as the diagram and the admin show it (``Step.kind``)."""
+
+    #: Runs an ``action`` in the worker, then moves on its own.
+    AUTOMATIC = "automatic"
+    #: Waits for a person: it declares transitions and no action.
+    MANUAL = "manual"
+    #: No way out.
+    TERMINAL = "terminal"
+    #: Left only by a timeout (or kept by an ``every``).
+    WAIT = "wait"
+
+
 @dataclass(frozen=True, init=False)
 class Step:
     """A state a record can be in: automatic, manual, wait or terminal."""
@@ -329,14 +343,14 @@ class Step:
         return self.terminal or not (self.children or self.action or self.on_success)
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> StepKind:
         if self.is_automatic:
-            return "automatic"
+            return StepKind.AUTOMATIC
         if self.is_manual:
-            return "manual"
+            return StepKind.MANUAL
         if self.is_terminal:
-            return "terminal"
-        return "wait"  # only timeouts and every
+            return StepKind.TERMINAL
+        return StepKind.WAIT
 
 
 def humanise(name: Any) -> str:

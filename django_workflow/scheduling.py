@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .model.triggers import WorkKind
+from .model.triggers import PendingKind, WorkKind
 from .work import Work
 from .work.record_time import anchor_value, calendar_of, zone_of
 
@@ -24,7 +24,7 @@ __all__ = [
 @dataclass(frozen=True)
 class PendingDeadline:
     name: str
-    kind: str  # "action" | "transition" | "every" | "sla"
+    kind: PendingKind
     due_at: datetime
     #: The action to run, or the step to move to; an SLA alarm's method or transition
     #: ("" when it calls nothing).

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils.functional import Promise
 
-from ..declaration import Every, Join, Retry, Route, Step, Timeout, Transition
+from ..declaration import Every, Join, Retry, Route, Step, StepKind, Timeout, Transition
 from ..model.compiled import CompiledWorkflow
 from ..model.generation import STATE_MAX_LENGTH
 from .common import Messages, check_duration, check_method, error, where
@@ -94,7 +94,7 @@ def _check_kind(model: Any, name: str, step: Step) -> Messages:
             "Name the model method to run with action='method_name'.",
             "E008",
         )
-    elif step.kind == "wait" and not _leaves_by_timeout(step):
+    elif step.kind == StepKind.WAIT and not _leaves_by_timeout(step):
         yield error(
             model,
             f"{where(name)} only waits, but none of its timeouts has transition_to: "

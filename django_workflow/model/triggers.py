@@ -7,6 +7,7 @@ imports nothing of the package.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from django.db import models
@@ -92,3 +93,16 @@ class Event:
     from_state_entered_at: Any = None
     #: The holder a delegate acted for (an active ``Absence``), when not the actor itself.
     on_behalf_of: Any = None
+
+
+class PendingKind(StrEnum):
+    """What a pending deadline does when it falls due (``PendingDeadline.kind``)."""
+
+    #: Runs an action; the record stays.
+    ACTION = "action"
+    #: Moves the record.
+    TRANSITION = "transition"
+    #: Runs an action again and again while the record stays.
+    EVERY = "every"
+    #: Warns of, or marks, a service-level clock's breach.
+    SLA = "sla"

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from ..declaration import Retry
 from ..durations import BusinessDays, BusinessHours, is_calendar
-from ..model.triggers import WorkKind
+from ..model.triggers import PendingKind, WorkKind
 
 Duration = timedelta | BusinessDays | BusinessHours
 
@@ -75,7 +75,7 @@ class Work:
     queued: ClassVar[bool] = False
     #: How ``pending_deadlines`` names it ("action", "transition", "every"); empty when
     #: it is no deadline.
-    pending_kind: ClassVar[str] = ""
+    pending_kind: ClassVar[PendingKind | None] = None
 
     # Readable on every Work; the kinds they mean something for declare them as fields
     # (unannotated here, so a kind's own fields keep the order the fingerprint reads).

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ..durations import is_calendar, shortest
 from ..model.columns import STATE_ENTERED_AT
-from ..model.triggers import WorkKind
+from ..model.triggers import PendingKind, WorkKind
 from .base import Duration, Runner
 from .record_time import calendar_of, later_by, zone_of
 from .timeout import Deadlined
@@ -31,7 +31,7 @@ class EveryWork(Deadlined):
     times: int | None = None
     count_field: str | None = None
 
-    pending_kind = "every"
+    pending_kind = PendingKind.EVERY
 
     @property
     def exact(self) -> bool:

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from ..declaration import humanise
-from ..model.triggers import WorkKind
+from ..model.triggers import PendingKind, WorkKind
 from .base import Runner
 from .sla_clocks_read import owed_at
 from .timeout import Deadlined
@@ -42,7 +42,7 @@ def fired_label(sla: str, alarm: str) -> str:
 @dataclass(frozen=True, kw_only=True)
 class SlaAlarm(Deadlined):
     kind: WorkKind = field(init=False, default=WorkKind.SLA)
-    pending_kind = "sla"
+    pending_kind = PendingKind.SLA
     #: The SLA's name in ``Workflow.slas``.
     sla: str
     #: ``warn`` or ``breach``.

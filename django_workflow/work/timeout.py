@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ..durations import BusinessDays, shortest
 from ..model.columns import STATE_ENTERED_AT
-from ..model.triggers import WorkKind
+from ..model.triggers import PendingKind, WorkKind
 from .base import Runner, Work
 from .record_time import anchor_value, later_by
 
@@ -68,7 +68,7 @@ class TimeoutWork(Deadlined):
 class TransitionTimeout(TimeoutWork):
     """Moves the record ``transition_to``: whole batches in one UPDATE."""
 
-    pending_kind = "transition"
+    pending_kind = PendingKind.TRANSITION
 
     @property
     def target(self) -> str | None:
@@ -85,7 +85,7 @@ class TransitionTimeout(TimeoutWork):
 class ActionTimeout(TimeoutWork):
     """Runs ``action`` once per round, marked in its fired column."""
 
-    pending_kind = "action"
+    pending_kind = PendingKind.ACTION
 
     def run_alone(self, runner: Runner) -> int:
         return runner.actions(self)
