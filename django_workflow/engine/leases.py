@@ -7,6 +7,7 @@ passed, and claimed for recovery by one heartbeat at a time. The worker's heartb
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -48,16 +49,15 @@ def expire(node: str, now: datetime) -> None:
     running(WorkAttempt.objects.filter(holder=node)).update(alive_until=now)
 
 
-def claim_expired(now: datetime) -> list[tuple[Any, Any, StepWork]]:
-    """Claim every running attempt whose lease expired before ``now``: ``(model, pk, work)``
-    of each step to queue again.
+def claim_expired(now: datetime) -> Iterator[tuple[Any, Any, StepWork]]:
+    """Claim each running attempt whose lease expired before ``now``, one at a time:
+    ``(model, pk, work)`` of each step to queue again, yielded as soon as it is claimed.
 
     Each is claimed with a conditional UPDATE, so two heartbeats never claim one twice,
     and a run that has just taken the attempt over keeps it. The claim lasts
     ``RECOVERY_AFTER``: a queued run that got lost on the way is claimed again after that.
     """
     window = now + timedelta(seconds=workflow_settings.RECOVERY_AFTER)
-    claimed = []
     for row in running(WorkAttempt.objects.filter(alive_until__lt=now)).select_related(
         "content_type"
     ):
@@ -68,8 +68,7 @@ def claim_expired(now: datetime) -> list[tuple[Any, Any, StepWork]]:
         )
         if work is None or not claim.update(holder=RECOVERING, alive_until=window):
             continue
-        claimed.append((model, model._meta.pk.to_python(row.object_id), work))
-    return claimed
+        yield model, model._meta.pk.to_python(row.object_id), work
 
 
 def _step_work(model: Any, name: str) -> Any:

@@ -33,12 +33,13 @@ def hand_over(node: str, now: datetime | None = None) -> int:
 
 def recover(now: datetime | None = None) -> int:
     """Queue again every automatic step whose running attempt expired; return how many."""
-    claimed = claim_expired(now or timezone.now())
-    for model, pk, work in claimed:
+    queued = 0
+    for model, pk, work in claim_expired(now or timezone.now()):
         enqueue_step(model._meta.label, pk, work.step, work.queue)
-    if claimed:
-        logger.warning("recovered %d interrupted attempt(s)", len(claimed))
-    return len(claimed)
+        queued += 1
+    if queued:
+        logger.warning("recovered %d interrupted attempt(s)", queued)
+    return queued
 
 
 class Heartbeat:

@@ -238,7 +238,7 @@ def test_pyright_with_stubs_beside_the_modules_accepts_the_good_calls_and_report
         shutil.copytree(REPO / package, tmp_path / package)
     run([sys.executable, "-m", "django", "workflow_stubs"], tmp_path)
     assert (tmp_path / "example_project" / "support" / "models.pyi").exists()
-    assert (tmp_path / "tests" / "testapp" / "models.pyi").exists()
+    assert (tmp_path / "tests" / "testapp" / "models" / "people.pyi").exists()
     (tmp_path / "snippet.py").write_text(SNIPPET)
     config = {"include": ["snippet.py"], "extraPaths": [str(REPO)], "typeCheckingMode": "basic"}
     (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
@@ -273,7 +273,7 @@ def test_workflow_stubs_check_fails_on_missing_or_stale_stubs_and_writes_nothing
 
 def test_a_member_the_model_declares_itself_stays_as_written_in_the_stub(tmp_path):
     call_command("workflow_stubs", out=str(tmp_path))
-    stub = (tmp_path / "tests" / "testapp" / "models.pyi").read_text()
+    stub = (tmp_path / "tests" / "testapp" / "models" / "people.pyi").read_text()
 
     article = class_body(stub, "Article")  # declares its own `state` CharField
     assert [line for line in article if re.match(r" *state\b", line)] == [

@@ -3,7 +3,7 @@ running clock's next alarm is a pending deadline wherever deadlines are shown, a
 alarm's log row says which SLA it was, and a clock counted in business hours reads in
 working hours, never in days.
 
-``Inquiry`` (tests/testapp/models.py) counts resolution in 16 business hours, 09:00-17:00
+``Inquiry`` (tests/testapp/models/slas.py) counts resolution in 16 business hours, 09:00-17:00
 in Zagreb, warning the lead at 12 and escalating at 16; its first answer is due four
 calendar hours after arrival, running only while it is new.
 """
