@@ -57,8 +57,8 @@ from django.utils import timezone
 
 from benchmarks import common
 from benchmarks.benchapp.models import Bystander, KindBusiness, KindCalendar
-from django_workflow.engine.pacing import turn
 from django_workflow.models import TransitionLog
+from django_workflow.process.pacing import turn
 from django_workflow.worker.schedulers.polling import poll
 
 DUE = int(os.environ.get("BENCH_DUE", 10_000))

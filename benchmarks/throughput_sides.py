@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from benchmarks import common, raw_loops
 from benchmarks.benchapp.models import Flow, Nudge, Ours, Peer
-from django_workflow.engine import pacing
 from django_workflow.engine.steps import run_steps
 from django_workflow.models import TransitionLog
+from django_workflow.process import pacing
 from django_workflow.work.due_instants import next_due
 from django_workflow.worker.schedulers.polling import poll
 

@@ -4,7 +4,7 @@ The transitions of ``benchmarks/transitions.py`` (guarded, saved and logged in o
 transaction, no save-signal receiver), a fresh record per round, four ways,
 alternated in one run (the order reversed every other round):
 
-- not importable: ``django_workflow.engine.traces`` as a failed import of
+- not importable: ``django_workflow.process.traces`` as a failed import of
   ``opentelemetry`` leaves it (no tracer): every hook returns at its first line;
 - API, no SDK: ``opentelemetry-api`` installed and no tracer provider configured
   (the API's no-op spans);
@@ -60,8 +60,8 @@ from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 
 from benchmarks import common
 from benchmarks.benchapp.models import Ours
-from django_workflow.engine import traces
 from django_workflow.model.triggers import Event, Trigger
+from django_workflow.process import traces
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 15))
 PER_ROUND = int(os.environ.get("BENCH_TRANSITIONS", 400))
@@ -92,7 +92,7 @@ SAMPLED.add_span_processor(BatchSpanProcessor(Dropped()))
 SIMPLE = TracerProvider()
 SIMPLE.add_span_processor(SimpleSpanProcessor(Dropped()))
 
-#: label: the tracer ``django_workflow.engine.traces`` uses in the round
+#: label: the tracer ``django_workflow.process.traces`` uses in the round
 TRACERS = {
     "not importable": None,
     "API, no SDK": trace.get_tracer("django_workflow"),  # the API's proxy: no provider set

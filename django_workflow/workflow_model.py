@@ -14,14 +14,13 @@ from typing import Any, Self, TypeVar
 
 from django.db import models, transaction
 
-from .engine import rearming
 from .model.generation import WorkflowModelBase, replaceable, replaceable_property
 from .model.registry import (
     workflow_models as workflow_models,  # where it lived before
 )
 from .reading import actionable
 from .record_workflow import WorkflowAttribute
-from .work import sla_clocks_read
+from .work import rearming, sla_clocks_read
 
 #: The model a queryset holds, for type checkers (``WorkflowQuerySet[Order]``).
 _Model = TypeVar("_Model", bound=models.Model, covariant=True)

@@ -22,7 +22,6 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
-from ..engine.undo import undoable
 from ..model import graph
 from ..reading import owed_effects_read
 from ..reading.wording import row_label, times_in, trigger_words
@@ -234,6 +233,8 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
     def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, Any]:
         """The undo button, named for what it reverses: "Undo reject" or "Redo reject";
         like a transition, it confirms first when it would move into a final step."""
+        from ..engine.undo import undoable  # the runtime, loaded by a request
+
         row = undoable(record, request.user) if may_change else None
         if row is None:
             return dict(NO_UNDO)

@@ -24,8 +24,6 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
-from ..engine.offers import offered
-from ..engine.undo import undoable, undoable_row
 from ..errors import (
     StaleRecord,
     UndoNotPermitted,
@@ -67,6 +65,8 @@ class WorkflowTransitionViews:
         ``get_workflow_transition_values`` fills in. Override to hide some (a transition
         hidden here is refused here too, and stays callable in code)."""
         values_for = partial(self.get_workflow_transition_values, request, record)
+        from ..engine.offers import offered  # the runtime, loaded by a request
+
         return [t.name for t in offered(record, request.user, values_for)]
 
     def get_workflow_transition_values(
@@ -190,6 +190,8 @@ class WorkflowTransitionViews:
         if request.method not in ("GET", "POST"):
             return HttpResponseNotAllowed(["GET", "POST"])
         record = self._workflow_record(request, object_id)
+        from ..engine.undo import undoable  # the runtime, loaded by a request
+
         row = undoable(record, request.user)
         posted = request.POST.get("row") if request.method == "POST" else request.GET.get("row")
         if row is not None and posted and posted != str(row.pk):  # pressed twice, or stale
@@ -240,6 +242,8 @@ class WorkflowTransitionViews:
     # What the views answer --------------------------------------------------------------
 
     def _undo_refused(self, request: HttpRequest, record: Any) -> None:
+        from ..engine.undo import undoable_row  # the runtime, loaded by a request
+
         try:
             undoable_row(record, request.user)
         except UndoNotPermitted as error:

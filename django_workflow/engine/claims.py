@@ -30,11 +30,11 @@ from ..errors import (
 from ..model.columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
 from ..model.triggers import Event, Trigger
 from ..policies import allowed
+from ..process.pacing import turn
 from ..reading import claims_read
 from ..scheduling import due_at
 from ..work import due_instants
 from .moves import apply, database, log_event, write
-from .pacing import turn
 from .rescheduling import reschedule
 
 CLAIM, RELEASE, ASSIGN = "claim", "release", "assign"

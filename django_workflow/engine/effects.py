@@ -27,15 +27,16 @@ from ..errors import error_summary, error_text
 from ..model.columns import ON_ENTER
 from ..model.triggers import Event, Trigger
 from ..models import PendingEffect
+from ..process import meters, stopping, traces
+from ..process.pacing import turn
 from ..reading import attempts_read
 from ..reading.owed_effects_read import pending
 from ..signals import work_fired
 from ..work import names
-from . import meters, stopping, traces
+from .action_saves import field_values
 from .attempts import interrupted_again
-from .moves import field_values, log_event
+from .moves import log_event
 from .owed_effects import BATCH_SIZE
-from .pacing import turn
 from .running import ACTION_FAILURES, announce_failure
 from .sql import probes
 from .time_limits import time_limited

@@ -21,14 +21,15 @@ from django.utils import timezone
 from ..model.columns import NEXT_DUE_AT
 from ..model.registry import workflow_models
 from ..model.triggers import Event, Trigger
+from ..process import meters, stopping, traces
+from ..process.pacing import turn
 from ..reading import attempts_read
 from ..scheduling import due_at
 from ..signals import work_fired
 from ..work import Work
-from . import claims, effects, meters, sla_firing, stopping, traces
+from . import claims, effects, sla_firing
 from .join_rechecks import recheck
 from .moves import entry_changes, move_many
-from .pacing import turn
 from .rescheduling import reschedule
 from .running import fire
 from .sql import probes

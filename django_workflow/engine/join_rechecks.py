@@ -21,8 +21,8 @@ from django.db import transaction
 
 from ..model.columns import NEXT_DUE_AT
 from ..model.relations import relation_named
+from ..process.pacing import turn
 from . import joins
-from .pacing import turn
 from .rescheduling import rearm
 
 

@@ -1,6 +1,6 @@
-"""A step change's log row (``TransitionLog``): its values built directly from the
-``Event``, for the compiled ``INSERT`` of a single move, or as an instance for the
-bulk paths' ``bulk_create``."""
+"""A log row (``TransitionLog``): its values built directly from the ``Event``, and the
+one function that writes log rows (``write``), but the row a plain single move writes in
+its own ``UPDATE``'s statement (``sql.writes.update_logged``, with ``log_values``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ from django.utils import timezone
 from ..errors import error_text
 from ..model.triggers import Event, Trigger
 from ..models import TransitionLog
+from ..process import meters
 from .sql import writes
+
+#: Log rows to a statement of ``bulk_create``.
+BATCH_SIZE = 500
 
 
 def _declared_comment(model: Any, event: Event) -> str:
@@ -59,3 +63,25 @@ def log_fields(model: Any, pk: Any, event: Event) -> dict[str, Any]:
         "data": event.data,
         "on_behalf_of_id": getattr(event.on_behalf_of, "pk", None),
     }
+
+
+def write(model: Any, entries: list[tuple[Any, Event]], db: str) -> None:
+    """Log ``(pk, event)`` of each record, when the workflow logs, and count the events.
+
+    While anyone listens to the log's save signals, each row is saved through the ORM and
+    sends them; otherwise one row is one ``INSERT`` built once, and many go by
+    ``bulk_create``. All of a call's entries have one event but for the record it names.
+    """
+    if not entries:
+        return
+    meters.moved(model, entries[0][1], db, len(entries))
+    if model.workflow.log is not True:
+        return
+    if not writes.logs_quietly():
+        for pk, event in entries:
+            log_row(model, pk, event, db).save(using=db)
+    elif len(entries) == 1:
+        writes.insert_log(log_values(model, *entries[0], db), db)
+    else:
+        rows = [log_row(model, pk, event, db) for pk, event in entries]
+        TransitionLog.objects.using(db).bulk_create(rows, batch_size=BATCH_SIZE)

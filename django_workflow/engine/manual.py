@@ -25,14 +25,8 @@ from ..model.conditions import unmet_reason
 from ..model.triggers import Event, Trigger
 from ..policies import allowed
 from . import cascades, claims, votes
-from .moves import (
-    collecting,
-    database,
-    entry_changes,
-    move,
-    move_locked,
-    saved_by,
-)
+from .action_saves import collecting, saved_by
+from .moves import database, entry_changes, move, move_locked
 from .routes import choose_route, fields_read, route_holds, with_values
 from .sql import writes
 

@@ -1,11 +1,16 @@
-"""Writing a step change: the guarded UPDATE, the log row, the instance, the signals."""
+"""Writing a step change, the one pipeline every move takes: what the move derives
+(``_derived``), one write (the compiled ``UPDATE`` with its log row, or the ORM's with
+the save signals), and what follows the write in its transaction (``follow``).
+
+``move`` and ``move_locked`` move one record, ``move_many`` the rows a claim holds;
+creation follows its ``INSERT`` (``saving.records_created``), and a firing that keeps
+its record in place writes its columns through ``write_columns``.
+"""
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -18,12 +23,13 @@ from ..errors import StaleRecord
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event
-from ..models import TransitionLog, WorkflowVote
+from ..models import WorkflowVote
+from ..process import meters, traces
 from ..reading import claims_read
 from ..signals import entered_step, step_changed
-from ..work import due_instants
-from . import meters, owed_effects, rearming, sla_clocks, traces
-from .log_rows import log_row, log_values
+from ..work import due_instants, rearming
+from . import log_rows, owed_effects, sla_clocks
+from .log_rows import log_values
 from .rescheduling import reschedule
 from .routes import with_values
 from .sql import writes
@@ -36,26 +42,13 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     ``step_changed`` receivers see it in its new step.
     """
     db = database(record)
-    model = type(record)
-    changes = claims_read.leaving(model.workflow, event.from_state, changes)
     guard, changes = sla_clocks.leaving_one(record, guard, changes, event)
-    if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
-        changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
+    changes = _derived(record, event, changes)
     with transaction.atomic(using=db):
         entered = getattr(record, STATE_ENTERED_AT)
         if event.from_state_entered_at != entered:
             event = replace(event, from_state_entered_at=entered)
-        if _writes_plainly(model, guard, changes):
-            _write_logged(record, guard, changes, event, db)
-            _end_stay(record, changes, db)
-            _owe_and_announce(record, event, db)
-            return record
-        rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
-        if not write(rows, changes, db, record):
-            raise StaleRecord(record, tuple(guard))
-        apply(record, changes)
-        _end_stay(record, changes, db)
-        _after_change(record, event, db)
+        _write_one(record, guard, changes, event, db, locked=False)
     return record
 
 
@@ -63,32 +56,68 @@ def move_locked(
     record: Any, changes: dict[str, Any], event: Event, along: writes.Along | None = None
 ) -> Any:
     """``move`` for a row the caller's transaction holds locked, read in ``event.from_state``
-    entered at ``event.from_state_entered_at``: the compiled UPDATE and log INSERT in one
-    round trip, no savepoint. ``move`` itself where a move is not that plain (save signals,
-    log receivers, a column on another table). ``along`` is written with the move, before
-    anything reacts to it (``writes.update_logged``)."""
+    entered at ``event.from_state_entered_at``: no savepoint, and the hooks' questions asked
+    in the move's own statement. ``along`` is written with the move, before anything
+    reacts to it (``writes.update_logged``)."""
     model = type(record)
     guard = {
         model.workflow.state_attribute: event.from_state,
         STATE_ENTERED_AT: event.from_state_entered_at,
     }
-    db = database(record)
-    if not _writes_plainly(model, guard, changes):
-        writes.run(along, db)
+    if not _compiled(model, guard, changes):
+        writes.run(along, database(record))
         return move(record, guard, changes, event)
-    changes = claims_read.leaving(model.workflow, event.from_state, changes)
     changes = sla_clocks.leaving(record, event.from_state, event.from_state_entered_at, changes)
-    if model.workflow.state_attribute in changes and model.workflow.has_deadlines:
-        changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
-    answers = _write_logged(record, guard, changes, event, db, along, locked=True)
-    _end_stay(record, changes, db)
-    _owe_and_announce(record, event, db, answers)
+    changes = _derived(record, event, changes)
+    _write_one(record, guard, changes, event, database(record), locked=True, along=along)
     return record
 
 
-def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) -> bool:
-    """Whether a move is one guarded ``UPDATE`` and one log ``INSERT`` with nothing in
-    between: no save signals, nobody listening to the log's, plain values on one table."""
+def _derived(record: Any, event: Event, changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` with what the move derives: the holder let go, the due instant."""
+    workflow = type(record).workflow
+    changes = claims_read.leaving(workflow, event.from_state, changes)
+    if workflow.state_attribute in changes and workflow.has_deadlines:
+        changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
+    return changes
+
+
+def _write_one(
+    record: Any,
+    guard: dict[str, Any],
+    changes: dict[str, Any],
+    event: Event,
+    db: str,
+    locked: bool,
+    along: writes.Along | None = None,
+) -> None:
+    """One record's write, the way its model writes (``_compiled``), and what follows.
+
+    For a row the transaction already holds ``locked``, the hooks' questions are asked in
+    the write's own statement. (An ``UPDATE`` that waits for the row's lock reads other
+    rows as they were before it waited: its answers could be stale.)"""
+    model = type(record)
+    step = event.to_state if model.workflow.state_attribute in changes else None
+    moved = Moved(model, db, step, [(record.pk, event)], {record.pk: record}, caller=record)
+    if not _compiled(model, guard, changes):
+        rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
+        if not write(rows, changes, db, record):
+            raise StaleRecord(record, tuple(guard))
+        apply(record, changes)
+        follow(moved, logged=False)
+        return
+    asking = ASKED_ON_ENTRY if locked else ()
+    asked = {ask: q for ask in asking if (q := ask(model, event.to_state, db))}
+    if not write_columns(record, changes, db, guard, event, along, asked.values()):
+        raise StaleRecord(record, tuple(guard))
+    moved.answers = {ask: question.answer for ask, question in asked.items()}
+    follow(moved, logged=True)
+
+
+def _compiled(model: Any, guard: dict[str, Any], changes: dict[str, Any]) -> bool:
+    """Whether a write is the compiled ``UPDATE`` with its log row in one statement: no
+    save signals, nobody listening to the log's, plain values on one table. Otherwise the
+    ORM writes it (``write``) and the log row follows (``log_rows.write``)."""
     return (
         not _save_signals(model)
         and writes.logs_quietly()
@@ -97,36 +126,33 @@ def _writes_plainly(model: Any, guard: dict[str, Any], changes: dict[str, Any]) 
     )
 
 
-def _write_logged(
+def write_columns(
     record: Any,
-    guard: dict[str, Any],
     changes: dict[str, Any],
-    event: Event,
     db: str,
+    guard: dict[str, Any] | None = None,
+    event: Event | None = None,
     along: writes.Along | None = None,
-    locked: bool = False,
-) -> Answers:
-    """The guarded ``UPDATE`` and the log row, one statement where the database allows
-    (the log row is rolled back with the rest when the guard no longer holds). For a row
-    the transaction already holds ``locked``, asks the ``ASKED_ON_ENTRY`` questions in it;
-    their answers, by the function that asked. (An ``UPDATE`` that waits for the row's
-    lock reads other rows as they were before it waited: its answers could be stale.)"""
+    questions: Any = (),
+) -> int:
+    """The compiled ``UPDATE`` of ``record``'s row (if it still holds ``guard``) and the
+    log row of ``event`` in one statement where the database allows; the values onto the
+    instance. Returns how many rows were written. For values ``writes.fits``, nobody
+    listening to save signals (the caller asks ``_compiled``)."""
     model = type(record)
     log = None
-    if model.workflow.log is True:
+    if event is not None and model.workflow.log is True:
         log = log_values(model, record.pk, _entered_before(record, event, changes), db)
-    asking = ASKED_ON_ENTRY if locked else ()
-    asked = {ask: q for ask in asking if (q := ask(model, event.to_state, db))}
-    questions = asked.values()
-    if writes.update_logged(model, record.pk, changes, db, guard, log, along, questions) == 0:
-        raise StaleRecord(record, tuple(guard))
-    meters.moved(model, event, db)
-    apply(record, changes)
-    return {ask: question.answer for ask, question in asked.items()}
+    written = writes.update_logged(model, record.pk, changes, db, guard, log, along, questions)
+    if written:
+        if event is not None:
+            meters.moved(model, event, db)
+        apply(record, changes)
+    return written
 
 
 def _entered_before(record: Any, event: Event, changes: dict[str, Any]) -> Event:
-    """``log_event``'s reading of the stay the event ends, before the instance is moved."""
+    """The log row's reading of the stay the event ends, before the instance is moved."""
     if event.from_state and event.from_state_entered_at is None:
         entered = changes.get(STATE_ENTERED_AT, getattr(record, STATE_ENTERED_AT))
         return replace(event, from_state_entered_at=entered)
@@ -164,41 +190,6 @@ def write(rows: Any, changes: dict[str, Any], db: str, record: Any = None) -> in
     return count
 
 
-#: Set on an instance while the engine saves it: ``save()`` collects what it would write here.
-COLLECTING = "_workflow_collecting"
-
-
-@contextmanager
-def collecting(record: Any) -> Iterator[dict[str, Any]]:
-    """While open, ``record.save()`` (the model's own ``save()`` runs) writes nothing and
-    sends nothing: what it would write is collected, for the engine to write with the step
-    change in one ``UPDATE`` and one signal pair. An action that saves itself runs in it."""
-    if COLLECTING in record.__dict__:  # already open: one collection
-        yield record.__dict__[COLLECTING]
-        return
-    record.__dict__[COLLECTING] = collected = {}
-    try:
-        yield collected
-    finally:
-        record.__dict__.pop(COLLECTING, None)
-
-
-def saved_by(record: Any) -> dict[str, Any]:
-    """What ``record.save()`` would write, with what it already collected, unwritten."""
-    with collecting(record) as collected:
-        record.save()
-    return dict(collected)
-
-
-def prepared(record: Any, names: Iterable[str]) -> dict[str, Any]:
-    """The values a save writes for the fields ``names`` (``auto_now`` applied)."""
-    values = {}
-    for name in names:
-        field = record._meta.get_field(name)
-        values[field.attname] = field.pre_save(record, False)
-    return values
-
-
 def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db: str) -> list[Any]:
     """Write ``changes`` to every row ``claim`` selects; log and announce each; return the keys.
 
@@ -223,35 +214,63 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
             seen = {**changes, **clocks_of.get(instance.pk, {})}
             _pre_save(model, with_values(instance, seen), changes, db)
     model._base_manager.using(db).filter(pk__in=pks).update(**changes)
-    if model.workflow.has_votes and step is not None:
-        discard_votes(pks, model, db)
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
         reschedule(model, pks, db)
     if signals:
         written = {**changes, NEXT_DUE_AT: None} if per_record else changes
         for instance in model._base_manager.using(db).in_bulk(pks).values():
             _post_save(model, instance, written, db)
-    if model.workflow.log is True:
-        rows = [
-            log_row(model, pk, replace(event, from_state_entered_at=entered[pk]), db) for pk in pks
-        ]
-        TransitionLog.objects.using(db).bulk_create(rows, batch_size=500)
-    meters.moved(model, event, db, len(pks))
-    owed_effects.owe(model, step, [(pk, changes[STATE_ENTERED_AT]) for pk in pks], db)
-    instances = {}
-    if step_changed.has_listeners(model):
-        instances = model._base_manager.using(db).in_bulk(pks)
-    for pk in pks:
-        announce(model, pk, instances.get(pk), event, db)
-    _moved(model, pks, db, step)
+    events = [(pk, replace(event, from_state_entered_at=entered[pk])) for pk in pks]
+    follow(Moved(model, db, step, events, entered_at=changes.get(STATE_ENTERED_AT)), logged=False)
     return pks
 
 
-def _end_stay(record: Any, changes: dict[str, Any], db: str) -> None:
-    """A step change ends a stay: the votes cast in it go."""
-    model = type(record)
-    if model.workflow.has_votes and model.workflow.state_attribute in changes:
-        discard_votes([record.pk], model, db)
+@dataclass
+class Moved:
+    """What one write moved into ``step`` (``None``: a write in place), by ``(pk, event)``,
+    for what follows it in its transaction: the instances at hand by key (the others are
+    read when ``step_changed`` has receivers), the caller's own record when one moved,
+    when they entered (else each instance's own entry), whether the move ended a stay
+    (creation begins the first), and the hooks' answers asked in the write's statement."""
+
+    model: Any
+    db: str
+    step: str | None
+    events: list[tuple[Any, Event]]
+    instances: dict[Any, Any] = field(default_factory=dict)
+    caller: Any = None
+    entered_at: Any = None
+    ends_stay: bool = True
+    answers: Answers = field(default_factory=dict)
+
+
+def follow(moved: Moved, logged: bool) -> None:
+    """What follows every move's write in its transaction: the log rows (unless the write
+    ``logged`` them), the stay's votes discarded, the entry's effects owed, and, after
+    commit, ``step_changed`` and the queued work; then the hooks (``AFTER_MOVES``)."""
+    model, db, step = moved.model, moved.db, moved.step
+    if not logged:
+        log_rows.write(model, moved.events, db)
+    pks = [pk for pk, _ in moved.events]
+    if step is None:
+        return
+    if moved.ends_stay and model.workflow.has_votes:
+        discard_votes(pks, model, db)
+    owed_effects.owe(model, step, [(pk, _entered_at(moved, pk)) for pk in pks], db)
+    instances = moved.instances
+    if not instances and step_changed.has_listeners(model):
+        instances = model._base_manager.using(db).in_bulk(pks)
+    for pk, event in moved.events:
+        announce(model, pk, instances.get(pk), event, db)
+    for hook in AFTER_MOVES:
+        hook(model, pks, db, step, moved.caller, moved.answers)
+
+
+def _entered_at(moved: Moved, pk: Any) -> Any:
+    """When ``pk`` entered the step it moved into."""
+    if moved.entered_at is not None:
+        return moved.entered_at
+    return getattr(moved.instances[pk], STATE_ENTERED_AT)
 
 
 def discard_votes(pks: list[Any], model: Any, db: str) -> None:
@@ -298,48 +317,15 @@ def apply(record: Any, changes: dict[str, Any]) -> None:
     rearming.remember(record)
 
 
-def field_values(record: Any, like: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The instance's own field values (all, or those in ``like``); mutable ones copied,
-    so an action that changes a dict or a list in place shows as a change."""
-    names = like.keys() if like is not None else _own_attnames(type(record))
-    values = {name: record.__dict__.get(name) for name in names}
-    return {
-        name: copy.deepcopy(value) if isinstance(value, dict | list | set) else value
-        for name, value in values.items()
-    }
-
-
-def _own_attnames(model: Any) -> list[str]:
-    owned = model.workflow.owned_columns
-    return [f.attname for f in model._meta.concrete_fields if f.attname not in owned]
-
-
-def saves_visibly(model: Any) -> bool:
-    """Whether a ``save()`` could do more than write columns: an overridden ``save`` or
-    receivers of its signals."""
-    overridden = not getattr(model.save, "workflow_own", False)
-    return overridden or pre_save.has_listeners(model) or post_save.has_listeners(model)
-
-
 def database(record: Any) -> str:
     return record._state.db or router.db_for_write(type(record), instance=record)
 
 
 def log_event(record: Any, event: Event) -> None:
-    """Write a log row, when the workflow logs."""
-    meters.moved(type(record), event, database(record))
-    if type(record).workflow.log is True:
-        if event.from_state and event.from_state_entered_at is None:  # in place: not moved
-            event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
-        db = database(record)
-        writes.insert_log(log_values(type(record), record.pk, event, db), db)
-
-
-def _after_change(record: Any, event: Event, db: str) -> None:
-    """Write the log row and owe the step's effect; after commit, send the signal and
-    queue what follows."""
-    log_event(record, event)
-    _owe_and_announce(record, event, db)
+    """Log an event that leaves the record where it is (a vote, a failed attempt)."""
+    if event.from_state and event.from_state_entered_at is None:  # in place: not moved
+        event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
+    log_rows.write(type(record), [(record.pk, event)], database(record))
 
 
 #: What else a step change sets off in its transaction, ``(model, pks, db, step, instance,
@@ -355,26 +341,6 @@ ASKED_ON_ENTRY: list[Callable[..., writes.Question | None]] = []
 
 #: A step change's answers to ``ASKED_ON_ENTRY``'s questions, by the function that asked.
 Answers = dict[Callable[..., Any], Any]
-
-
-def _moved(
-    model: Any,
-    pks: list[Any],
-    db: str,
-    step: str | None,
-    instance: Any = None,
-    answers: Answers | None = None,
-) -> None:
-    for hook in AFTER_MOVES:
-        hook(model, pks, db, step, instance, answers or {})
-
-
-def _owe_and_announce(record: Any, event: Event, db: str, answers: Answers | None = None) -> None:
-    owed_effects.owe(
-        type(record), event.to_state, [(record.pk, getattr(record, STATE_ENTERED_AT))], db
-    )
-    announce(type(record), record.pk, record, event, db)
-    _moved(type(record), [record.pk], db, event.to_state, record, answers)
 
 
 def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:

@@ -22,11 +22,11 @@ from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT
 from ..models import DeadlineDeclaration
+from ..process.pacing import turn
 from ..reading import attempts_read
 from ..scheduling import due_at
 from ..work import names
 from ..work.due_instants import HALTED, fingerprint, next_due
-from .pacing import turn
 
 logger = logging.getLogger("django_workflow.deadlines")
 

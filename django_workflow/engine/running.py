@@ -18,24 +18,14 @@ from ..errors import (
 )
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
+from ..process import meters, traces
 from ..reading import attempts_read
 from ..scheduling import count_after_firing, due_at
 from ..signals import work_failed, work_halted
-from ..work import Work, due_instants
-from . import attempts, meters, rearming, traces
-from .log_rows import log_values
-from .moves import (
-    apply,
-    collecting,
-    database,
-    entry_changes,
-    field_values,
-    log_event,
-    move,
-    saved_by,
-    saves_visibly,
-    write,
-)
+from ..work import Work, due_instants, rearming
+from . import attempts
+from .action_saves import collecting, field_values, saved_by, saves_visibly
+from .moves import apply, database, entry_changes, log_event, move, write, write_columns
 from .rescheduling import postpone
 from .sql import probes, writes
 
@@ -220,15 +210,10 @@ def _save_fired(
 def _write_fired(record: Any, columns: dict[str, Any] | None, event: Event, db: str) -> None:
     """The fired ``columns`` (unless already saved) and the log row: one statement where
     the database allows and no ``save()`` runs."""
-    model = type(record)
     if columns is None:
         log_event(record, event)
-        return
-    if model.workflow.log is True and writes.logs_quietly():
-        log = log_values(model, record.pk, event, db)
-        writes.update_logged(model, record.pk, columns, db, log=log)
-        meters.moved(model, event, db)
+    elif writes.logs_quietly():
+        write_columns(record, columns, db, event=event)
     else:
-        writes.update_row(model, record.pk, columns, db)
+        write_columns(record, columns, db)
         log_event(record, event)
-    apply(record, columns)

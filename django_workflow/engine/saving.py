@@ -10,14 +10,13 @@ from django.db import router, transaction
 from ..errors import (
     DirectStepChange,
 )
-from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.columns import NEXT_DUE_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event, Trigger
-from ..models import TransitionLog
-from ..work import due_instants
-from . import meters, owed_effects, rearming
-from .log_rows import log_row
-from .moves import AFTER_MOVES, COLLECTING, announce, database, prepared
+from ..work import due_instants, rearming
+from . import log_rows
+from .action_saves import COLLECTING, prepared
+from .moves import Moved, database, follow
 from .rescheduling import reschedule
 
 
@@ -140,22 +139,16 @@ def records_created(records: list[Any], using: str | None = None) -> None:
         return
     db = using or database(records[0])
     model = type(records[0])
-    if model.workflow.log is True:
-        rows = [log_row(model, r.pk, _initial(r), db) for r in records]
-        TransitionLog.objects.using(db).bulk_create(rows)
-    meters.moved(model, _initial(records[0]), db, len(records))
-    entries: dict[str, list[Any]] = {}
+    log_rows.write(model, [(record.pk, _initial(record)) for record in records], db)
+    by_step: dict[str, list[Any]] = {}
     for record in records:
-        step = getattr(record, model.workflow.state_attribute)
-        entries.setdefault(step, []).append((record.pk, getattr(record, STATE_ENTERED_AT)))
-    for step, entered in entries.items():
-        owed_effects.owe(model, step, entered, db)
-    for record in records:
-        announce(model, record.pk, record, _initial(record), db)
+        by_step.setdefault(getattr(record, model.workflow.state_attribute), []).append(record)
     single = records[0] if len(records) == 1 else None  # the caller's, to follow its record
-    for step, entered in entries.items():
-        for hook in AFTER_MOVES:  # joins, buffered events
-            hook(model, [pk for pk, _ in entered], db, step, single)
+    for step, entered in by_step.items():
+        events = [(record.pk, _initial(record)) for record in entered]
+        instances = {record.pk: record for record in entered}
+        moved = Moved(model, db, step, events, instances, caller=single, ends_stay=False)
+        follow(moved, logged=True)
 
 
 def _initial(record: Any) -> Event:

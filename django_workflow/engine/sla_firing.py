@@ -15,6 +15,7 @@ from django.db import transaction
 
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
+from ..process.pacing import turn
 from ..scheduling import due_at
 from ..work import due_instants
 from .moves import (
@@ -25,7 +26,6 @@ from .moves import (
     move_locked,
     write,
 )
-from .pacing import turn
 from .rescheduling import reschedule
 from .routes import choose_route
 from .sql import probes

@@ -33,11 +33,13 @@ from ..errors import NoRouteMatched
 from ..model.columns import STATE_ENTERED_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event, Trigger
+from ..process import meters, stopping, traces
+from ..process.pacing import turn
 from ..reading import attempts_read
 from ..work import Work, names
-from . import attempts, meters, stopping, traces
-from .moves import collecting, entry_changes, move_locked, saved_by
-from .pacing import turn
+from . import attempts
+from .action_saves import collecting, saved_by
+from .moves import entry_changes, move_locked
 from .routes import choose_route
 from .running import ACTION_FAILURES, attempt_failed
 from .sql import probes, step_statements

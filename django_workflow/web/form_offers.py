@@ -27,7 +27,6 @@ from django import forms
 from django.core import signing
 from django.forms import modelform_factory
 
-from ..engine.offers import offered
 from ..reading.claims_read import CLAIM, hold_offered, holder_id
 from .access import may_change
 
@@ -76,6 +75,8 @@ def offers(record: Any, user: Any) -> list[Offer]:
     change permission, else what the engine ``permits`` (the admin's rule, §10.5)."""
     if not may_change(user, record):
         return []
+    from ..engine.offers import offered  # the runtime, loaded by a request
+
     return [_offer(record, user, t) for t in offered(record, user)]
 
 

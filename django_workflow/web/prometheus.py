@@ -34,7 +34,7 @@ except ImportError as missing:  # pragma: no cover - the extra is part of the te
     ) from missing
 
 from ..conf import workflow_settings
-from ..engine import meters
+from ..process import meters
 from ..report.gauges import ModelFigures, figures
 
 #: Set (by ``prometheus_client``'s rule) when every process of the host shares its counts.

@@ -12,7 +12,7 @@ import signal
 import threading
 from typing import Any
 
-from ..engine import stopping
+from ..process import stopping
 from ..reading.attempts_read import NODE_VARIABLE
 
 _busy = threading.Event()

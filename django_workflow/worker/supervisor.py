@@ -26,8 +26,8 @@ from typing import Any
 from django.db import connections
 
 from ..conf import workflow_settings
-from ..engine import stopping
 from ..engine.leases import process_alive
+from ..process import stopping
 from ..reading.attempts_read import NODE_VARIABLE
 from .recovery import Heartbeat, hand_over
 from .schedulers import kick_off, loops

@@ -23,9 +23,9 @@ from django.apps import apps
 from django.db import router
 
 from ..conf import workflow_settings
-from ..engine import traces
-from ..engine.pacing import paced
 from ..errors import TimeLimitExceeded
+from ..process import traces
+from ..process.pacing import paced
 from ..work import names
 
 TASK = "django_workflow.worker.transport.run_automatic_step"

@@ -28,7 +28,6 @@ from example_project.support.models import Ticket
 from tests.helpers import ROOT
 from tests.testapp.models import Decision
 
-ROOT = ROOT
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 REQUIRED = os.environ.get("WORKFLOW_REQUIRE_BROWSER") == "1"

@@ -10,8 +10,6 @@ import pytest
 
 from tests.helpers import ROOT
 
-ROOT = ROOT
-
 #: Modules that run work; a check needs none of them.
 RUNTIME = ("django_workflow.engine", "django_q.cluster")
 

@@ -17,8 +17,6 @@ from django_workflow.workflow_model import workflow_models
 from tests.helpers import ROOT
 from tests.hostile.expected import EXPECTED, VALID
 
-ROOT = ROOT
-
 
 @pytest.fixture(scope="module")
 def check_output():

@@ -112,7 +112,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     (
         "vocabulary",
         {"conf", "errors", "signals", "durations", "declaration", "policies", "moved"}
-        | {"diagram_svg"},
+        | {"diagram_svg", "process"},
     ),
     ("declared", {"model", "work", "scheduling"}),
     ("tables", {"models", "migrations"}),

@@ -14,11 +14,12 @@ from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
 from django_workflow import StaleRecord
-from django_workflow.engine import meters, run_step
+from django_workflow.engine import run_step
 from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.model.registry import workflow_models
 from django_workflow.model.triggers import Event, Trigger
 from django_workflow.models import WorkAttempt
+from django_workflow.process import meters
 from django_workflow.report import gauges
 from django_workflow.testing import run_due_work
 from django_workflow.web import prometheus

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from django_workflow.engine import traces
+from django_workflow.process import traces
 from django_workflow.worker.schedulers.polling import poll
 from django_workflow.worker.transport import run_automatic_steps
 from tests.helpers import ROOT

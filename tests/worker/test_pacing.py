@@ -10,8 +10,8 @@ from django.db import connection, connections
 from django.db.backends.signals import connection_created
 from django.db.backends.utils import CursorWrapper
 
-from django_workflow.engine import pacing
 from django_workflow.engine.sql.cursors import hot_cursor
+from django_workflow.process import pacing
 from tests.testapp.models import Ticket
 
 on_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's one writer")

@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from django_workflow.engine import run_step
 from django_workflow.models import TransitionLog, WorkAttempt
-from tests.helpers import ROOT
 from tests.processes import (
     queued_for_the_worker,
     run_once,
@@ -24,7 +23,6 @@ from tests.processes import (
 )
 from tests.testapp.models import Alarm, Batch, Order, SideEffect, Sync
 
-ROOT = ROOT
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 # Tasks queued by this process go to the broker, for the worker to run.

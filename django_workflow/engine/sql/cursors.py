@@ -30,7 +30,7 @@ from django.db import connections
 from django.db.backends.utils import CursorWrapper
 
 from ...conf import workflow_settings
-from ..pacing import between_turns
+from ...process.pacing import between_turns
 
 
 def hot_cursor(db: str) -> Any:

@@ -277,11 +277,8 @@ def logs_quietly() -> bool:
 
 def insert_log(values: dict[str, Any], db: str) -> None:
     """``INSERT`` a log row of ``values`` (by attribute name) without building an
-    instance or reading its key back; ``save()`` when anyone listens to the log's save
-    signals."""
-    if not logs_quietly():
-        TransitionLog(**values).save(using=db)
-        return
+    instance or reading its key back: for ``log_rows.write`` while nobody listens to the
+    log's save signals."""
     with hot_cursor(db) as cursor:
         cursor.execute(*_insert(values, db))
 

@@ -23,9 +23,9 @@ from django.db import router
 
 from ...checks.evolution_checks import waiting_migrations
 from ...engine.firing import run_due_work
-from ...engine.pacing import pace_every_write
 from ...engine.rescheduling import catch_up
 from ...model.registry import workflow_models
+from ...process.pacing import pace_every_write
 from ...worker.schedulers import Scheduler, all_works, loaded
 from ...worker.supervisor import Supervisor
 
