@@ -172,3 +172,23 @@ def test_searching_the_log_finds_the_rows_of_records_with_a_uuid_key(
     page = admin_client.get(LOG, {"q": "harbour"})
     rows = list(page.context["cl"].result_list)
     assert sorted(row.object_id for row in rows) == sorted(str(order.pk) for order in wanted)
+
+
+def test_a_receiver_of_the_logs_save_signals_hears_every_row_of_a_bulk_move():
+    heard = []
+
+    def hearing(sender, instance, created, **kwargs):
+        heard.append((instance.from_state, instance.to_state, created))
+
+    post_save.connect(hearing, sender=TransitionLog)
+    try:
+        created = Candidate.objects.bulk_create([Candidate(name=n) for n in "ab"])
+        Candidate.objects.filter(pk__in=[c.pk for c in created]).update(resume_words=700)
+        run_due_work()
+        moved = Candidate.objects.filter(pk__in=[c.pk for c in created])
+        outcomes = moved.transition("reject", authorize=False)
+    finally:
+        post_save.disconnect(hearing, sender=TransitionLog)
+    assert sorted(outcomes.values()) == ["rejected", "rejected"]
+    assert heard.count(("", "screening", True)) == 2  # created in bulk
+    assert heard.count(("interview", "rejected", True)) == 2  # moved in bulk
