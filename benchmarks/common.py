@@ -286,10 +286,12 @@ def spread(values, scale=1.0, digits=1):
 
 
 def machine():
-    """What else the machine was doing: load averages, CPUs."""
+    """What else the machine was doing: load averages, CPUs, and whether the idle-priority
+    spinners kept the CPUs awake (``benchmarks/spinners.py``; the load counts them)."""
     with open("/proc/loadavg") as handle:
         load = " ".join(handle.read().split()[:3])
-    return f"{os.cpu_count()} CPUs, load average {load}"
+    spinning = os.environ.get("BENCH_SPINNING", "off")
+    return f"{os.cpu_count()} CPUs, load average {load}, spinners {spinning}"
 
 
 def verdict(ok):
