@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django_workflow import InvalidDelivery, deliver, deliver_many
 from django_workflow.engine import buffering
 from django_workflow.engine.sql import delivery_statements
+from django_workflow.engine.sql.once import kept
 from django_workflow.models import EventDelivery, TransitionLog
 from tests.helpers import fresh
 from tests.races import race
@@ -226,9 +227,8 @@ def test_the_delivery_statements_are_served_by_their_partial_indexes_in_a_generi
     kind = ContentType.objects.get_for_model(Payment).pk
     delivery_statements.buffered_for(Payment, payment.pk, "psp_ref", ["psp.settled"], "default")
     delivery_statements.highest_seq(kind, str(payment.pk), "psp.amount", "default")
-    compiled = delivery_statements._sql
-    lookup = compiled[("buffered", Payment, "psp_ref", 1, "default")][0]
+    lookup = kept(delivery_statements._buffered_sql, (Payment, "psp_ref", 1, "default"))[0]
     assert "workflow_event_buffered" in generic_plan(lookup, ["psp.settled", payment.pk])
-    highest = compiled[("seq", "default")]
+    highest = kept(delivery_statements._seq_sql, "default")
     params = [kind, str(payment.pk), "psp.amount"]
     assert "workflow_event_applied" in generic_plan(highest, params)

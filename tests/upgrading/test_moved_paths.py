@@ -10,8 +10,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from django_q.models import Schedule
 
 from django_workflow import moved
+from django_workflow.model.registry import workflow_models
+from django_workflow.worker.schedulers.polling import POLL_TASK, PollingScheduler
 
 #: The functions release 0.3 stored in django-q2's tables, and what runs them now.
 STORED_FUNCTIONS = {
@@ -73,3 +76,16 @@ def test_the_old_inbox_module_leaves_the_inbox_function_in_place():
 def test_a_path_that_never_was_is_still_an_import_error():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("django_workflow.nowhere")
+
+
+@pytest.mark.django_db
+def test_a_schedule_of_release_3_is_moved_to_the_new_path_when_the_worker_syncs():
+    works = [work for model in workflow_models() for work in model.workflow.works]
+    scheduler = PollingScheduler()
+    scheduler.sync(works)
+    Schedule.objects.filter(func=POLL_TASK).update(
+        func="django_workflow.schedulers.polling.poll_models"  # as release 3 stored it
+    )
+    counts = scheduler.sync(works)
+    assert counts["updated"] == Schedule.objects.filter(func=POLL_TASK).count() > 0
+    assert not Schedule.objects.filter(func__startswith="django_workflow.schedulers.").exists()

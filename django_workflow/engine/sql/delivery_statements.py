@@ -20,9 +20,8 @@ from ...model.triggers import Outcome
 from ...models import EventDelivery
 from .compiled_reads import compiled_select, read_instances
 from .cursors import hot_cursor
+from .once import keep, kept, once
 from .writes import Along, Question, run
-
-_sql: dict[tuple[Any, ...], Any] = {}
 
 
 def insert_first(row: EventDelivery, db: str) -> bool:
@@ -33,14 +32,14 @@ def insert_first(row: EventDelivery, db: str) -> bool:
     connection = connections[db]
     params = _insert_params(row, connection)
     if connection.vendor != "postgresql":
-        if _inserted(row, _insert_sql(db), params, db):
+        if _inserted(row, once(_insert_sql, db, db), params, db):
             return True
         row.outcome = Outcome.DUPLICATE  # outside the unique constraint: always inserted
-        _inserted(row, _insert_sql(db), _insert_params(row, connection), db)
+        _inserted(row, once(_insert_sql, db, db), _insert_params(row, connection), db)
         return False
     again = list(params)  # the same row stored as a duplicate
     again[_outcome_at()] = row.outcome = Outcome.DUPLICATE
-    first = _inserted(row, _first_or_again_sql(db), [*params, *again], db)
+    first = _inserted(row, once(_first_or_again_sql, db, db), [*params, *again], db)
     if first:
         row.outcome = Outcome.UNMATCHED
     return first
@@ -74,7 +73,6 @@ def _outcome_at() -> int:
     return [field.attname for field in _insert_fields()].index("outcome")
 
 
-@cache
 def _insert_sql(db: str) -> str:
     quote = connections[db].ops.quote_name
     columns = ", ".join(quote(field.column) for field in _insert_fields())
@@ -85,7 +83,6 @@ def _insert_sql(db: str) -> str:
     )
 
 
-@cache
 def _first_or_again_sql(db: str) -> str:
     """The first delivery's ``INSERT``, and the duplicate's when it inserted nothing:
     ``(pk, whether a duplicate)``."""
@@ -109,37 +106,42 @@ def settle(row: EventDelivery, db: str) -> None:
 def settling(row: EventDelivery, db: str) -> Along:
     """``settle``'s statement, for a move to take along."""
     connection = connections[db]
+    field = EventDelivery._meta.get_field("applied_at")
+    applied_at = field.get_db_prep_save(row.applied_at, connection)
+    return once(_settle_sql, db, db), [row.outcome, row.object_id, applied_at, row.pk]
+
+
+def _settle_sql(db: str) -> str:
     meta = EventDelivery._meta
-    if ("settle", db) not in _sql:
-        quote = connection.ops.quote_name
-        _sql[("settle", db)] = (
-            f"UPDATE {quote(meta.db_table)} SET {quote('outcome')} = %s, "
-            f"{quote('object_id')} = %s, {quote('applied_at')} = %s "
-            f"WHERE {quote(meta.pk.column)} = %s"
-        )
-    applied_at = meta.get_field("applied_at").get_db_prep_save(row.applied_at, connection)
-    return _sql[("settle", db)], [row.outcome, row.object_id, applied_at, row.pk]
+    quote = connections[db].ops.quote_name
+    return (
+        f"UPDATE {quote(meta.db_table)} SET {quote('outcome')} = %s, "
+        f"{quote('object_id')} = %s, {quote('applied_at')} = %s "
+        f"WHERE {quote(meta.pk.column)} = %s"
+    )
 
 
 def highest_seq(content_type_id: int, object_id: str, event: str, db: str) -> int | None:
     """The highest ``seq`` among the applied deliveries of ``event`` for a record."""
-    connection = connections[db]
-    if ("seq", db) not in _sql:
-        quote = connection.ops.quote_name
-        _sql[("seq", db)] = (
-            f"SELECT MAX({quote('seq')}) FROM {quote(EventDelivery._meta.db_table)} "
-            f"WHERE {quote('content_type_id')} = %s AND {quote('object_id')} = %s "
-            f"AND {quote('event')} = %s AND {quote('outcome')} = '{Outcome.APPLIED.value}'"
-        )  # the outcome written out: the partial index serves a generic plan then
     with hot_cursor(db) as cursor:
-        cursor.execute(_sql[("seq", db)], [content_type_id, object_id, event])
+        cursor.execute(once(_seq_sql, db, db), [content_type_id, object_id, event])
         return cursor.fetchone()[0]
+
+
+def _seq_sql(db: str) -> str:
+    quote = connections[db].ops.quote_name
+    return (
+        f"SELECT MAX({quote('seq')}) FROM {quote(EventDelivery._meta.db_table)} "
+        f"WHERE {quote('content_type_id')} = %s AND {quote('object_id')} = %s "
+        f"AND {quote('event')} = %s AND {quote('outcome')} = '{Outcome.APPLIED.value}'"
+    )  # the outcome written out: the partial index serves a generic plan then
 
 
 def holding(model: Any, key_field: str, value: Any, db: str, lock: bool) -> Any:
     """The record whose ``key_field`` holds ``value`` (the first by key), locked for the
     caller's transaction when ``lock``; ``None`` when none does."""
-    compiled = _sql.get(("holding", model, key_field, lock, db))
+    key = (model, key_field, lock, db)
+    compiled = kept(compiled_select, key)
     field = model._meta.get_field(key_field)
     params = [field.get_db_prep_value(value, connections[db])]
     if compiled is None:
@@ -148,7 +150,7 @@ def holding(model: Any, key_field: str, value: Any, db: str, lock: bool) -> Any:
         compiled = compiled_select(rows[:1], db)
         if compiled[1] != params:  # bound otherwise than as the field prepares it
             return rows.first()
-        _sql[("holding", model, key_field, lock, db)] = compiled
+        keep(compiled_select, key, compiled)
     return next(iter(read_instances(model, compiled, params, db)), None)
 
 
@@ -163,10 +165,9 @@ def buffered_for(
     key_text = _key_text(field, db)
     if key_text is None:
         return None
-    compiled_key = ("buffered", model, key_field, len(names), db)
-    if compiled_key not in _sql:
-        _sql[compiled_key] = _buffered_sql(field, key_text, len(names), db)
-    sql, converters, compiler, attnames = _sql[compiled_key]
+    compiled_key = (model, key_field, len(names), db)
+    built = once(_buffered_sql, compiled_key, field, key_text, len(names), db)
+    sql, converters, compiler, attnames = built
     params = [*names, field.model._meta.pk.get_db_prep_value(pk, connections[db])]
     return list(
         read_instances(EventDelivery, (sql, [], compiler, converters, attnames), params, db)
@@ -180,12 +181,11 @@ def waiting_question(model: Any, names: dict[str, list[str]], db: str) -> Questi
     workflow's columns, or one whose text the database writes otherwise than ``str()``."""
     if connections[db].vendor != "postgresql":
         return None
-    key = ("waiting", model, tuple((field, tuple(events)) for field, events in names.items()), db)
-    if key not in _sql:
-        _sql[key] = _waiting_sql(model, names, db)
-    if _sql[key] is None:
+    key = (model, tuple((field, tuple(events)) for field, events in names.items()), db)
+    built = once(_waiting_sql, key, model, names, db)
+    if built is None:
         return None
-    sql, params = _sql[key]
+    sql, params = built
     return Question(sql, list(params))
 
 

@@ -25,10 +25,11 @@ from django.db.models.sql import Query
 
 from ...model.columns import NEXT_DUE_AT
 from ...work import Work
+from .compiled_reads import compiled_select, read_instances
 from .cursors import hot_cursor
+from .once import once
 
 _SENTINEL = datetime(2000, 1, 1, tzinfo=UTC)
-_compiled: dict[tuple[Any, Any, str], tuple[str, list[Any]]] = {}
 
 
 def matching(model: Any, work: Work, now: datetime, db: str) -> Any:
@@ -48,42 +49,16 @@ def locked(model: Any, pk: Any, db: str) -> Any:
     their converters are compiled once per model (a ``RawQuerySet`` compiled them again
     for every record), the statement prepared once per session like the polls.
     """
-    key = (model, "locked", db)
-    if key not in _locks:
-        _locks[key] = _LockQuery(model, db)
-    return _locks[key].fetch(pk)
+    compiled = once(_lock_select, (model, db), model, db)
+    pk_field = model._meta.pk
+    value = pk_field.get_db_prep_value(pk_field.to_python(pk), connections[db])
+    return next(iter(read_instances(model, compiled, [value], db)), None)
 
 
-class _LockQuery:
-    """``SELECT`` every column of one record ``FOR UPDATE SKIP LOCKED``, compiled once."""
-
-    def __init__(self, model: Any, db: str) -> None:
-        rows = model._base_manager.db_manager(db).select_for_update(skip_locked=True)
-        compiler = rows.filter(pk=0).query.get_compiler(using=db)
-        self.sql, _params = compiler.as_sql()
-        columns = [column for column, _sql, _alias in compiler.select]
-        self.attnames = [column.target.attname for column in columns]
-        self.converters = list(compiler.get_converters(columns).items())
-        self.model, self.db = model, db
-
-    def fetch(self, pk: Any) -> Any:
-        connection = connections[self.db]
-        pk_field = self.model._meta.pk
-        value = pk_field.get_db_prep_value(pk_field.to_python(pk), connection)
-        with hot_cursor(self.db) as cursor:
-            cursor.execute(self.sql, [value])
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        if self.converters:
-            row = list(row)
-            for index, (converters, column) in self.converters:
-                for convert in converters:
-                    row[index] = convert(row[index], column, connection)
-        return self.model.from_db(self.db, self.attnames, row)
-
-
-_locks: dict[tuple[Any, str, str], _LockQuery] = {}
+def _lock_select(model: Any, db: str) -> tuple[Any, ...]:
+    """``SELECT`` every column of one record ``FOR UPDATE SKIP LOCKED``."""
+    rows = model._base_manager.db_manager(db).select_for_update(skip_locked=True)
+    return compiled_select(rows.filter(pk=0), db)
 
 
 def _compiled_for(rows: Any, db: str) -> str:
@@ -97,17 +72,17 @@ def _compiled_for(rows: Any, db: str) -> str:
 def any_due(model: Any, now: datetime, db: str) -> bool:
     """Whether a deadline of ``model`` is due at ``now``: one lookup in the ``next_due_at``
     index, whatever the number and kinds of deadlines. The SQL is compiled once per model."""
-    key = (model, "any_due", db)
-    if key not in _compiled:
-        rows = model._base_manager.db_manager(db).filter(**{f"{NEXT_DUE_AT}__lte": _SENTINEL})
-        # Ordered by the index's column: once PostgreSQL plans the prepared statement
-        # generically, an unordered LIMIT 1 became a full scan of the table.
-        _compiled[key] = (_compiled_for(rows.order_by(NEXT_DUE_AT).values("pk")[:1], db), [])
-    connection = connections[db]
-    value = connection.ops.adapt_datetimefield_value(now)
+    value = connections[db].ops.adapt_datetimefield_value(now)
     with hot_cursor(db) as cursor:
-        cursor.execute(_compiled[key][0], [value])
+        cursor.execute(once(_any_due_sql, (model, db), model, db), [value])
         return cursor.fetchone() is not None
+
+
+def _any_due_sql(model: Any, db: str) -> str:
+    rows = model._base_manager.db_manager(db).filter(**{f"{NEXT_DUE_AT}__lte": _SENTINEL})
+    # Ordered by the index's column: once PostgreSQL plans the prepared statement
+    # generically, an unordered LIMIT 1 became a full scan of the table.
+    return _compiled_for(rows.order_by(NEXT_DUE_AT).values("pk")[:1], db)
 
 
 def due(model: Any, works: list[Work], now: datetime, db: str) -> list[Work]:
@@ -127,9 +102,7 @@ def _sql(model: Any, works: list[Work], now: datetime, db: str) -> tuple[str, li
     if not _reusable(model, works, db):
         return _compile(model, works, now, db)
     key = (model, tuple(work.name for work in works), db)
-    if key not in _compiled:
-        _compiled[key] = _compile(model, works, _SENTINEL, db)
-    sql, params = _compiled[key]
+    sql, params = once(_compile, key, model, works, _SENTINEL, db)
     shift = now - _SENTINEL
     return sql, [p + shift if isinstance(p, datetime) else p for p in params]
 

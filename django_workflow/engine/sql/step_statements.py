@@ -22,9 +22,9 @@ from ...reading.attempts_read import holder, lease
 from ..attempts import NOT_RUNNING
 from .compiled_reads import compiled_select, read_instances
 from .cursors import hot_cursor
+from .once import keep, kept, once
 from .writes import Along, content_type_id, db_value, run
 
-_sql: dict[tuple[Any, ...], Any] = {}
 #: The attempt row's unique key.
 KEY = ("content_type", "object_id", "work")
 #: The queued mark's columns, its unique key first.
@@ -101,10 +101,7 @@ def _mark(model: Any, step: str, until: Any, on_conflict: str, extra: list[Any],
 
 
 def _insert(db: str, values: dict[str, Any], on_conflict: str) -> int:
-    key = ("insert", db, on_conflict)
-    if key not in _sql:
-        _sql[key] = _insert_sql(db, on_conflict)
-    sql, fields = _sql[key]
+    sql, fields = once(_insert_sql, (db, on_conflict), db, on_conflict)
     connection = connections[db]
     params = [db_value(field, values[field.attname], connection) for field in fields]
     with hot_cursor(db) as cursor:
@@ -134,13 +131,14 @@ def delete_attempt(model: Any, object_id: str, work_name: str, db: str) -> None:
 def forgetting(model: Any, object_id: str, work_name: str, db: str) -> Along:
     """The ``DELETE`` of ``delete_attempt``, to send with a move (``move_locked``'s
     ``along``): on PostgreSQL it then costs no round trip of its own."""
-    key = ("delete", db)
-    if key not in _sql:
-        meta = WorkAttempt._meta
-        quote = connections[db].ops.quote_name
-        where = " AND ".join(f"{quote(meta.get_field(name).column)} = %s" for name in KEY)
-        _sql[key] = f"DELETE FROM {quote(meta.db_table)} WHERE {where}"
-    return _sql[key], [content_type_id(model, db), object_id, work_name]
+    return once(_delete_sql, db, db), [content_type_id(model, db), object_id, work_name]
+
+
+def _delete_sql(db: str) -> str:
+    meta = WorkAttempt._meta
+    quote = connections[db].ops.quote_name
+    where = " AND ".join(f"{quote(meta.get_field(name).column)} = %s" for name in KEY)
+    return f"DELETE FROM {quote(meta.db_table)} WHERE {where}"
 
 
 def locked_entry(model: Any, step: str, pk: Any, entered: datetime, db: str) -> Any:
@@ -154,12 +152,13 @@ def locked_entry(model: Any, step: str, pk: Any, entered: datetime, db: str) -> 
         step,
         db_value(meta.get_field(STATE_ENTERED_AT), entered, connection),
     ]
-    if key not in _sql:
+    compiled = kept(_locked_sql, key)
+    if compiled is None:
         compiled = _locked_sql(model, step, pk, entered, db)
         if compiled[1] != params:  # the backend bound them in another order: compile each time
             return _read(model, compiled, params, db)
-        _sql[key] = compiled
-    return _read(model, _sql[key], params, db)
+        keep(_locked_sql, key, compiled)
+    return _read(model, compiled, params, db)
 
 
 def _locked_sql(model: Any, step: str, pk: Any, entered: datetime, db: str) -> tuple[Any, ...]:

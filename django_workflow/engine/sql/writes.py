@@ -23,8 +23,7 @@ from django.db.models.signals import post_save, pre_save
 
 from ...models import TransitionLog
 from .cursors import hot_cursor
-
-_sql: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
+from .once import once
 
 
 def update_row(
@@ -110,9 +109,7 @@ def _update(
     """The ``UPDATE`` of ``update_row`` and its parameters."""
     nulls = tuple(name for name, value in guard.items() if value is None)
     key = (model, tuple(values), tuple(guard), nulls, db)
-    if key not in _sql:
-        _sql[key] = _update_sql(model, list(values), list(guard), nulls, db)
-    sql, fields = _sql[key]
+    sql, fields = once(_update_sql, key, *key)
     connection = connections[db]
     params = [
         db_value(field, values[name], connection)
@@ -236,7 +233,7 @@ def _column_of_owner(model: Any, name: str) -> bool:
 
 
 def _update_sql(
-    model: Any, names: list[str], guarded: list[str], nulls: tuple[str, ...], db: str
+    model: Any, names: tuple[str, ...], guarded: tuple[str, ...], nulls: tuple[str, ...], db: str
 ) -> tuple[str, list[Any]]:
     fields = [model._meta.get_field(name) for name in names]
     # The model that declares the workflow holds its columns: a parent's table, for a child.
@@ -285,10 +282,7 @@ def insert_log(values: dict[str, Any], db: str) -> None:
 
 def _insert(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
     """The log row's ``INSERT`` and its parameters."""
-    key = (TransitionLog, "insert", db)
-    if key not in _sql:
-        _sql[key] = _insert_sql(db)
-    sql, fields = _sql[key]
+    sql, fields = once(_insert_sql, db, db)
     connection = connections[db]
     return sql, [db_value(field, values[field.attname], connection) for field in fields]
 
