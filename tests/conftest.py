@@ -1,3 +1,4 @@
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -21,7 +22,15 @@ def outsider():
 
 
 def pytest_collection_modifyitems(items):
-    """With a second database (tests/settings_databases.py), database tests may use both."""
+    """Tests marked ``alone`` time what the load of other processes would decide: the test
+    command runs them after the suites, with the machine to itself and ``WORKFLOW_ALONE``
+    set (scripts/test.sh). With a second database (tests/settings_databases.py), database
+    tests may use both."""
+    if not os.environ.get("WORKFLOW_ALONE"):
+        later = pytest.mark.skip(reason="run alone by the test command, with WORKFLOW_ALONE=1")
+        for item in items:
+            if item.get_closest_marker("alone"):
+                item.add_marker(later)
     if len(settings.DATABASES) == 1:
         return
     for item in items:

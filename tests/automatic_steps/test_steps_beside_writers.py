@@ -1,8 +1,6 @@
 """A worker running automatic steps on SQLite gives other writers their turn between
 its actions, across its django-q2 processes (docs/worker.md, docs/automatic-steps.md)."""
 
-import os
-
 import pytest
 from django.db import connection
 from django.test import override_settings
@@ -14,13 +12,8 @@ from tests.writers import Writer
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.worker,
-    # Timed with the machine to itself: the test command runs it alone, after the suites
-    # (scripts/test.sh), with WORKFLOW_WRITER_WAIT set; beside them the load it would time
-    # is theirs.
-    pytest.mark.skipif(
-        not os.environ.get("WORKFLOW_WRITER_WAIT"),
-        reason="run alone by the test command, with WORKFLOW_WRITER_WAIT=1",
-    ),
+    # Timed with the machine to itself: beside the suites the load it would time is theirs.
+    pytest.mark.alone,
 ]
 
 RECORDS = 240

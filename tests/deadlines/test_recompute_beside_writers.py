@@ -13,7 +13,8 @@ from tests.processes import ROOT
 from tests.testapp.models import Appeal
 from tests.writers import Writer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Timed with the machine to itself: beside the suites the load it would time is theirs.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.alone]
 
 RECORDS = 20_000
 

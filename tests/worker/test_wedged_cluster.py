@@ -15,7 +15,9 @@ from django_workflow.worker.supervisor import WEDGED_FOR
 from tests.processes import queued_for_the_worker, wait_for, worker
 from tests.testapp.models import Order, Pause
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+# Run with the machine to itself: a cluster built again beside the suites' load took
+# longer than the wait allows.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker, pytest.mark.alone]
 
 
 def children(pid):
