@@ -26,15 +26,6 @@ from .cursors import hot_cursor
 from .once import once
 
 
-def update_row(
-    model: Any, pk: Any, values: dict[str, Any], db: str, guard: dict[str, Any] | None = None
-) -> int:
-    """``UPDATE`` the row ``pk`` with ``values`` if it still holds ``guard``; both keyed by
-    field name or attribute name of columns on one table (``fits`` says which may be).
-    Returns how many rows were written."""
-    return update_logged(model, pk, values, db, guard)
-
-
 def update_logged(
     model: Any,
     pk: Any,
@@ -45,7 +36,9 @@ def update_logged(
     along: Along | None = None,
     questions: Iterable[Question] = (),
 ) -> int:
-    """``update_row``, and the log row ``log`` (by attribute name) inserted with it:
+    """``UPDATE`` the row ``pk`` with ``values`` if it still holds ``guard`` (both keyed by
+    field name or attribute name of columns on one table: ``fits`` says which may be),
+    and the log row ``log`` (by attribute name) inserted with it:
     only while nobody listens to the log's save signals (``logs_quietly``). ``along``
     is a write to another table that belongs with the move (an event's delivery row):
     it is sent the same way, ahead of the ``UPDATE``. ``questions`` about the written
@@ -106,7 +99,7 @@ def run(statement: Along | None, db: str) -> None:
 def _update(
     model: Any, pk: Any, values: dict[str, Any], guard: dict[str, Any], db: str
 ) -> tuple[str, list[Any]]:
-    """The ``UPDATE`` of ``update_row`` and its parameters."""
+    """The ``UPDATE`` of ``update_logged`` and its parameters."""
     nulls = tuple(name for name, value in guard.items() if value is None)
     key = (model, tuple(values), tuple(guard), nulls, db)
     sql, fields = once(_update_sql, key, *key)
@@ -206,7 +199,7 @@ setting_changed.connect(_forget_instants)
 
 
 def fits(model: Any, values: dict[str, Any]) -> bool:
-    """Whether ``update_row`` can write (or guard on) ``values``: plain values (no
+    """Whether ``update_logged`` can write (or guard on) ``values``: plain values (no
     expressions, no model instances) of concrete fields of one table, the table holding
     the workflow's columns."""
     for name, value in values.items():
