@@ -19,8 +19,11 @@ def advance_to_next_deadline(record: Any, clock: Any = None) -> datetime | None:
 
     ``clock`` is anything with ``move_to`` (the ``time_machine`` fixture, or what
     ``time_machine.travel(...).start()`` returns); by default the innermost active
-    travel. Returns the deadline's instant, or ``None`` when nothing is pending.
+    travel. The record is read again first, so a deadline that fired since it was
+    loaded is not taken for the next. Returns the deadline's instant, or ``None`` when
+    nothing is pending.
     """
+    record.refresh_from_db()
     pending = record.workflow.pending_deadlines()
     if not pending:
         return None

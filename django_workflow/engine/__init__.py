@@ -11,7 +11,9 @@ where an automatic step or a conditional transition leads; ``manual`` decides
 and runs a person's transition; ``votes`` counts the votes of ``quorum``
 transitions; ``saving`` is ``save()`` and creation; ``steps`` runs automatic
 steps, the records table as their queue; ``running`` spends failed attempts and
-fires deadlines; ``firing`` picks the due records and hands them over;
+fires an action; ``firing`` hands a work to the engine of its kind (``kind_engines``:
+``steps``, ``effects``, ``timeouts``, ``timed_actions``, ``join_rechecks``, ``claims``,
+``sla_firing``), which pick their records with ``picking``;
 ``attempts`` writes attempt rows, ``rescheduling`` the stored due instants,
 ``owed_effects`` the effects an entry owes, and ``effects`` runs them;
 ``recovery`` brings back what a dead worker held.

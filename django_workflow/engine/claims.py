@@ -33,7 +33,8 @@ from ..policies import allowed
 from ..process.pacing import turn
 from ..reading import claims_read
 from ..scheduling import due_at
-from ..work import due_instants
+from ..work import ReleaseWork, due_instants
+from .kind_engines import KindEngine, register
 from .moves import apply, database, log_event, write
 from .rescheduling import reschedule
 
@@ -249,3 +250,13 @@ def _already_claimed(actor: Any) -> Any:
 
 def _held(record: Any) -> Any:
     return claims_read.holder(record)
+
+
+register(
+    ReleaseWork,
+    KindEngine(
+        fire=lambda picking, work, records: release_due(
+            picking.model, work, [record.pk for record in records], picking.now, picking.db
+        )
+    ),
+)

@@ -32,9 +32,10 @@ from ..process.pacing import turn
 from ..reading import attempts_read
 from ..reading.owed_effects_read import pending
 from ..signals import work_fired
-from ..work import names
+from ..work import EntryWork, names
 from .action_saves import field_values
 from .attempts import interrupted_again
+from .kind_engines import KindEngine, register
 from .moves import log_event
 from .owed_effects import BATCH_SIZE
 from .running import ACTION_FAILURES, announce_failure
@@ -271,3 +272,13 @@ def _report(model: Any, step: str, ran: int) -> int:
         logger.info("%s: %s ran %d effect(s)", model._meta.label, name, ran)
         work_fired.send(sender=model, work=name, count=ran)
     return ran
+
+
+register(
+    EntryWork,
+    KindEngine(
+        run_alone=lambda picking, work: run_due(
+            picking.model, work.step, now=picking.now, batch_size=picking.batch_size
+        )
+    ),
+)

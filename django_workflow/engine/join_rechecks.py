@@ -22,7 +22,9 @@ from django.db import transaction
 from ..model.columns import NEXT_DUE_AT
 from ..model.relations import relation_named
 from ..process.pacing import turn
+from ..work import JoinRecheck
 from . import joins
+from .kind_engines import KindEngine, register
 from .rescheduling import rearm
 
 
@@ -78,3 +80,13 @@ def _destination(step_joins: Any, children: list[Any], pk: Any) -> str | None:
         if target is not None:
             return target
     return None
+
+
+register(
+    JoinRecheck,
+    KindEngine(
+        fire=lambda picking, work, records: recheck(
+            picking.model, work, [record.pk for record in records], picking.now, picking.db
+        )
+    ),
+)

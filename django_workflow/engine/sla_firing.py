@@ -17,7 +17,8 @@ from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
 from ..process.pacing import turn
 from ..scheduling import due_at
-from ..work import due_instants
+from ..work import SlaAlarm, due_instants
+from .kind_engines import KindEngine, register
 from .moves import (
     apply,
     database,
@@ -26,9 +27,11 @@ from .moves import (
     move_locked,
     write,
 )
+from .picking import Picking
 from .rescheduling import reschedule
 from .routes import choose_route
 from .sql import probes
+from .timed_actions import fire_due
 
 
 def fire_alarms(model: Any, work: Any, pks: list[Any], now: datetime, db: str) -> list[Any]:
@@ -98,3 +101,15 @@ def _mark(record: Any, work: Any, now: datetime, event: Event) -> None:
     write(model._base_manager.using(db).filter(pk=record.pk), changes, db)
     apply(record, changes)
     log_event(record, event)
+
+
+def fire_picked(picking: Picking, work: Any, records: list[Any]) -> list[Any]:
+    """An alarm with an action runs it as a timeout's; one that calls a transition, or
+    nothing, is fired here."""
+    if work.action is not None:
+        return fire_due(picking, work, records)
+    pks = [record.pk for record in records]
+    return fire_alarms(picking.model, work, pks, picking.now, picking.db)
+
+
+register(SlaAlarm, KindEngine(fire=fire_picked))

@@ -36,10 +36,12 @@ from ..model.triggers import Event, Trigger
 from ..process import meters, stopping, traces
 from ..process.pacing import turn
 from ..reading import attempts_read
-from ..work import Work, names
+from ..work import StepWork, Work, names
 from . import attempts
 from .action_saves import collecting, saved_by
+from .kind_engines import KindEngine, register
 from .moves import entry_changes, move_locked
+from .picking import Picking
 from .routes import choose_route
 from .running import ACTION_FAILURES, attempt_failed
 from .sql import probes, step_statements
@@ -254,3 +256,22 @@ def run_queued(model: Any, step: str) -> tuple[int, bool]:
     not_queued(model, step)
     again, more = run_steps(model, step)
     return moved + again, more and want_run(model, step)
+
+
+@traces.unit_of_work
+def run_matching(picking: Picking, work: Work) -> list[Any]:
+    """The poll's safety net: every record waiting in the step, one at a time."""
+    moved: list[Any] = []
+    skip: set[Any] = set()
+    for pks in picking.batches(work, skip):
+        for pk in pks:
+            with turn(picking.db):
+                target = run_step(picking.model, pk, work.step, now=picking.now)
+            if target is None:
+                skip.add(pk)
+            else:
+                moved.append(pk)
+    return moved
+
+
+register(StepWork, KindEngine(run_alone=lambda picking, work: picking.picked(work, run_matching)))

@@ -186,8 +186,9 @@ def _named_attributes(signature: inspect.Signature, args: Any, kwargs: Any) -> d
     attributes: dict[str, Any] = {}
     if "model_label" in bound:
         attributes["workflow.model"] = bound["model_label"]
-    model = bound["model"] if "model" in bound else getattr(bound.get("self"), "model", None)
-    if model is not None:  # a run's model, or the ``Firing`` of one
+    holder = bound.get("self", bound.get("picking"))
+    model = bound["model"] if "model" in bound else getattr(holder, "model", None)
+    if model is not None:  # a run's model, or the ``Picking`` of one
         attributes["workflow.model"] = model._meta.label
     if "pk" in bound:
         attributes["workflow.pk"] = str(bound["pk"])

@@ -7,7 +7,7 @@ that moves, one that acts), ``every``, ``join`` (the re-check of a join step),
 ``names`` builds and reads their names.
 """
 
-from .base import Deadline, Duration, Runner, Work
+from .base import Deadline, Duration, Work
 from .compiling import compile_works, counts_firings, soonest_at_entry
 from .every import EveryWork
 from .join import JoinRecheck
@@ -25,7 +25,6 @@ __all__ = [
     "EveryWork",
     "JoinRecheck",
     "ReleaseWork",
-    "Runner",
     "SlaAlarm",
     "StepWork",
     "TimeoutWork",

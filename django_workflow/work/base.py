@@ -8,15 +8,16 @@ business days and wall-clock (``cron``) schedules it is a pre-filter on a
 lower bound that the index still serves, and ``due_at`` decides the instant.
 
 Each kind (``step``, ``timeout``, ``every``, ``join``, …) is a class of its own owning
-``match``, ``due_at`` and how it runs: ``run`` and ``fire`` call the engine
-through a ``Runner`` the engine hands them, so this package never imports it.
+``match`` and ``due_at``: when it is due. How it fires is the engine's, one module
+per kind registered by the kind's class (``engine/kind_engines``), so this package
+never imports the engine and a new kind grows no shared interface.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from django.db.models import Q
 from django.utils import timezone
@@ -35,21 +36,6 @@ class Deadline:
 
     field: str
     fire_after: Duration | None = None
-
-
-class Runner(Protocol):
-    """The engine's side of running work for one model at one instant (``engine.firing``)."""
-
-    def steps(self, work: Work) -> int: ...
-    def effects(self, work: Work) -> int: ...
-    def deadlines(self, work: Work) -> int: ...
-    def transitions(self, work: Work) -> int: ...
-    def actions(self, work: Work) -> int: ...
-    def move(self, work: Work, records: list[Any]) -> list[Any]: ...
-    def act(self, work: Work, records: list[Any]) -> list[Any]: ...
-    def rejoin(self, work: Work, records: list[Any]) -> list[Any]: ...
-    def release(self, work: Work, records: list[Any]) -> list[Any]: ...
-    def alarm(self, work: Work, records: list[Any]) -> list[Any]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,11 +121,3 @@ class Work:
     def on_error(self, workflow: Any) -> str | None:
         """The step a failure leads to once the attempts run out; ``None``: it halts."""
         return None
-
-    def run(self, runner: Runner) -> int:
-        """Fire for every record due now; how many fired."""
-        raise NotImplementedError
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        """Fire for ``records``, picked as due; the keys of those it fired for."""
-        raise NotImplementedError

@@ -13,7 +13,7 @@ from django.utils import timezone
 from ..durations import is_calendar, shortest
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import PendingKind, WorkKind
-from .base import Duration, Runner
+from .base import Duration
 from .record_time import calendar_of, later_by, zone_of
 from .timeout import Deadlined
 from .wallclock import next_firing
@@ -105,9 +105,3 @@ class EveryWork(Deadlined):
         if self.count_field is None:
             return {}
         return {self.count_field: self.firings_this_round(record) + 1}
-
-    def run_alone(self, runner: Runner) -> int:
-        return runner.actions(self)
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        return runner.act(self, records)

@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import WorkKind
-from .base import Runner
 from .timeout import Deadlined
 
 
@@ -39,6 +38,3 @@ class JoinRecheck(Deadlined):
 
     def entry_length(self) -> timedelta | int | None:
         return self.deadline.fire_after
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        return runner.rejoin(self, records)

@@ -14,7 +14,6 @@ from django.utils import timezone
 from ..durations import shortest
 from ..model.columns import ASSIGNED_AT, ASSIGNEE_ID
 from ..model.triggers import WorkKind
-from .base import Runner
 from .record_time import later_by
 from .timeout import Deadlined
 
@@ -33,9 +32,3 @@ class ReleaseWork(Deadlined):
         if taken is None or getattr(record, ASSIGNEE_ID, None) is None:
             return None
         return later_by(record, taken, self.deadline.fire_after)
-
-    def run_alone(self, runner: Runner) -> int:
-        return runner.deadlines(self)  # never self-scheduled: the stored instant finds it
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        return runner.release(self, records)

@@ -15,7 +15,6 @@ from django.utils.translation import gettext as _
 
 from ..declaration import humanise
 from ..model.triggers import PendingKind, WorkKind
-from .base import Runner
 from .sla_clocks_read import owed_at
 from .timeout import Deadlined
 
@@ -73,11 +72,3 @@ class SlaAlarm(Deadlined):
         if getattr(record, self.mark) is not None:
             return None
         return owed_at(record, self.sla, self.at)
-
-    def run_alone(self, runner: Runner) -> int:
-        return runner.deadlines(self)  # never self-scheduled: the stored instant finds it
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        if self.action is not None:
-            return runner.act(self, records)
-        return runner.alarm(self, records)

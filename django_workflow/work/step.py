@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import WorkKind
-from .base import Runner, Work
+from .base import Work
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,9 +28,6 @@ class StepWork(Work):
     def on_error(self, workflow: Any) -> str | None:
         return workflow.steps[self.step].on_error
 
-    def run(self, runner: Runner) -> int:
-        return runner.steps(self)
-
 
 @dataclass(frozen=True, kw_only=True)
 class EntryWork(Work):
@@ -45,6 +42,3 @@ class EntryWork(Work):
 
     def due_in_step(self, record: Any, now: datetime) -> datetime | None:
         return getattr(record, STATE_ENTERED_AT)
-
-    def run(self, runner: Runner) -> int:
-        return runner.effects(self)

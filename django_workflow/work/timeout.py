@@ -13,20 +13,13 @@ from django.utils import timezone
 from ..durations import BusinessDays, shortest
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import PendingKind, WorkKind
-from .base import Runner, Work
+from .base import Work
 from .record_time import anchor_value, later_by
 
 
 @dataclass(frozen=True, kw_only=True)
 class Deadlined(Work):
     """A deadline the schedulers run, unless the project runs it (``self_scheduled``)."""
-
-    def run(self, runner: Runner) -> int:
-        return self.run_alone(runner) if self.self_scheduled else runner.deadlines(self)
-
-    def run_alone(self, runner: Runner) -> int:
-        """Run without the due instants: a ``self_scheduled`` deadline finds its records."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,21 +67,9 @@ class TransitionTimeout(TimeoutWork):
     def target(self) -> str | None:
         return self.transition_to
 
-    def run_alone(self, runner: Runner) -> int:
-        return runner.transitions(self)
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        return runner.move(self, records)
-
 
 @dataclass(frozen=True, kw_only=True)
 class ActionTimeout(TimeoutWork):
     """Runs ``action`` once per round, marked in its fired column."""
 
     pending_kind = PendingKind.ACTION
-
-    def run_alone(self, runner: Runner) -> int:
-        return runner.actions(self)
-
-    def fire(self, runner: Runner, records: list[Any]) -> list[Any]:
-        return runner.act(self, records)

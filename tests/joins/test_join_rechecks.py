@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_workflow import Join, Step, deadlines
-from django_workflow.engine.firing import Firing
+from django_workflow.engine.kind_engines import engine_for
+from django_workflow.engine.picking import Picking
 from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.models import DeadlineDeclaration, TransitionLog
 from django_workflow.worker.schedulers.polling import poll
@@ -144,9 +145,9 @@ def test_a_batch_another_worker_rechecked_since_it_was_read_is_left_alone(clock)
     clock.move_to(T + RECHECK)
     read = list(Consignment.objects.order_by("pk"))  # two workers read the same batch
     work = Consignment.workflow.work(WORK)
-    assert Firing(Consignment, timezone.now()).rejoin(work, read) == [complete.pk]
+    assert engine_for(work).fire(Picking(Consignment, timezone.now()), work, read) == [complete.pk]
     rearmed = getattr(stored(waiting), NEXT_DUE_AT)
-    assert Firing(Consignment, timezone.now()).rejoin(work, read) == []
+    assert engine_for(work).fire(Picking(Consignment, timezone.now()), work, read) == []
     assert joined(complete) == [("picking", "shipping", None)]
     assert getattr(stored(waiting), NEXT_DUE_AT) == rearmed == T + 2 * RECHECK
 
