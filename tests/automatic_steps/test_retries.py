@@ -5,11 +5,10 @@ from datetime import timedelta
 
 import pytest
 
-from django_workflow import Retry, Step, Timeout
+from django_workflow import Retry, Step, Timeout, run_work
 from django_workflow.admin.halted_steps import attempt_row, next_attempt_at
 from django_workflow.engine import error_summary, run_step
 from django_workflow.engine.attempts import start_attempt
-from django_workflow.engine.firing import run_work
 from django_workflow.models import TransitionLog, WorkAttempt
 from django_workflow.reading.attempts_read import backoff, runs_at
 from django_workflow.signals import work_failed, work_halted

@@ -10,8 +10,7 @@ import pytest
 from django.db import models
 from django.utils import timezone
 
-from django_workflow import Every, Step, Timeout, Transition, deadlines
-from django_workflow.engine.firing import run_work
+from django_workflow import Every, Step, Timeout, Transition, deadlines, run_work
 from django_workflow.model.columns import NEXT_DUE_AT
 from django_workflow.models import DeadlineDeclaration, WorkAttempt
 from django_workflow.testing import run_due_work

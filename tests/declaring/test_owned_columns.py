@@ -6,8 +6,7 @@ from datetime import timedelta
 import pytest
 from django.db import IntegrityError, transaction
 
-from django_workflow import DirectStepChange
-from django_workflow.engine.firing import run_work
+from django_workflow import DirectStepChange, run_work
 from django_workflow.models import TransitionLog
 from tests.moments import T
 from tests.testapp.models import PROPOSAL_SAVES, Decision, Order, Proposal

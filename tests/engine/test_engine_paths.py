@@ -16,8 +16,8 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django_q.models import OrmQ
 
+from django_workflow import run_work
 from django_workflow.engine import run_step
-from django_workflow.engine.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.signals import step_changed, work_fired
 from django_workflow.testing import run_due_work

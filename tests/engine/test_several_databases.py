@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from django.db import connections, router, transaction
 
-from django_workflow.engine.firing import run_work
+from django_workflow import run_work
 from django_workflow.engine.sql import probes
 from tests.moments import T
 from tests.testapp.models import Batch, SideEffect

@@ -230,3 +230,18 @@ def test_the_map_names_every_room():
     rooms = {room(path) for path in modules() if path != "__init__.py"}
     missing = [r for r in sorted(rooms) if f"`{r}" not in the_map]
     assert not missing
+
+
+#: What a project imports, as the documentation gives it: the package and its entrance.
+PUBLIC = {"testing", "models", "signals", "policies", "declaration", "durations", "errors"}
+PUBLIC |= {"conf", "deadlines", "operations", "scheduling", "urls", "views", "metrics"}
+
+
+def test_the_contract_tests_reach_only_the_public_names():
+    reached = {
+        f"{path.name} imports {target}"
+        for path in (ROOT / "tests" / "contract").glob("*.py")
+        for target in imported("tests/contract.py", path.read_text(encoding="utf-8"))
+        if target.split("/")[0] not in PUBLIC and "/" in target
+    }
+    assert not reached, "tests/contract speaks to the package as a project does"

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from django_workflow.engine.firing import run_work
+from django_workflow import run_work
 from django_workflow.model.triggers import Trigger
 from django_workflow.models import TransitionLog
 from django_workflow.report import ReportError, non_working_spans, time_in_step

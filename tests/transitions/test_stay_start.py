@@ -15,8 +15,8 @@ from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 
+from django_workflow import run_work
 from django_workflow.engine import run_step
-from django_workflow.engine.firing import run_work
 from django_workflow.models import TransitionLog
 from django_workflow.testing import run_due_work
 from tests.moments import T
