@@ -1,5 +1,6 @@
 """The test app's models, one module per feature; every test imports them from here."""
 
+from .actions import Clearance, Expense, Hush, Ledger, Notice
 from .automatic import Import, Job, Render, SideEffect, Sync
 from .deadlines import (
     Alarm,
@@ -39,13 +40,8 @@ from .people import (
     Article,
     Candidate,
     CandidateProxy,
-    Clearance,
     Decision,
     Draft,
-    Expense,
-    Hush,
-    Ledger,
-    Notice,
     Order,
     Permit,
     Proposal,
