@@ -151,10 +151,12 @@ def write_columns(
     return written
 
 
-def _entered_before(record: Any, event: Event, changes: dict[str, Any]) -> Event:
-    """The log row's reading of the stay the event ends, before the instance is moved."""
+def _entered_before(record: Any, event: Event, changes: dict[str, Any] | None = None) -> Event:
+    """``event`` naming the start of the stay it ends, when it does not yet: the record's
+    entry as the instance holds it before ``changes`` are applied (or as they write it,
+    for a write in place that sets it)."""
     if event.from_state and event.from_state_entered_at is None:
-        entered = changes.get(STATE_ENTERED_AT, getattr(record, STATE_ENTERED_AT))
+        entered = (changes or {}).get(STATE_ENTERED_AT, getattr(record, STATE_ENTERED_AT))
         return replace(event, from_state_entered_at=entered)
     return event
 
@@ -323,9 +325,7 @@ def database(record: Any) -> str:
 
 def log_event(record: Any, event: Event) -> None:
     """Log an event that leaves the record where it is (a vote, a failed attempt)."""
-    if event.from_state and event.from_state_entered_at is None:  # in place: not moved
-        event = replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
-    log_rows.write(type(record), [(record.pk, event)], database(record))
+    log_rows.write(type(record), [(record.pk, _entered_before(record, event))], database(record))
 
 
 #: What else a step change sets off in its transaction, ``(model, pks, db, step, instance,
