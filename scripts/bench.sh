@@ -26,6 +26,7 @@ benchmarks=("$@")
   benchmarks/actionable_holders.py
   benchmarks/report.py
   benchmarks/throughput.py
+  benchmarks/profile_firing.py
 )
 # With one idle-priority busy loop per CPU the CPUs stay awake, and a figure is the
 # code's own cost, not the wake-ups of halted vCPUs (benchmarks/spinners.py).
