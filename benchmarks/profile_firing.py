@@ -1,5 +1,6 @@
 """Where the time of one firing goes: cProfile of ``polling.poll`` firing due action
-timeouts, and of manual transitions (``flip``/``flop``), per record, on PostgreSQL.
+timeouts, and of manual transitions (``flip``/``flop``), per record, on PostgreSQL and
+on SQLite (``BENCH_DATABASES`` as in ``benchmarks/throughput.py``).
 
 Prints the unprofiled rate first (median of 3), then the profiled time per record
 grouped by where it is spent (the database driver, the engine, Django, builtins,
@@ -19,17 +20,24 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("BENCH_THROUGHPUT_DB", "postgres")
-os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.throughput_settings"
-from benchmarks import database
+if __name__ == "__main__" and "BENCH_THROUGHPUT_DB" not in os.environ:
+    from benchmarks.databases import each_database
 
-database.own("profile")
+    each_database(__file__)
+    sys.exit(0)
+
+os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.throughput_settings"
+if os.environ["BENCH_THROUGHPUT_DB"] == "postgres":
+    from benchmarks import database
+
+    database.own("profile")
 
 import django
 
 django.setup()
 
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 
 from benchmarks import common
@@ -89,19 +97,21 @@ def report(title, side):
     for name, own in sorted(groups.items(), key=lambda item: -item[1]):
         print(f"  {name:32s} {own * 1e6 / COUNT:7.1f} us  {own / total:5.1%}")
     waited = sum(own for (path, _, name), (_, _, own, _, _) in stats.items() if name == "wait")
-    print(f"  of which psycopg waits on the server {waited * 1e6 / COUNT:7.1f} us")
-    engine = [
-        (own, calls, f"{path.split('django_workflow/')[-1]}:{name}")
-        for (path, _, name), (_, calls, own, _, _) in stats.items()
-        if "/django_workflow/" in path
-    ]
-    print("  the engine's functions by their own time, per record:")
-    for own, calls, name in sorted(engine, reverse=True)[:12]:
-        print(f"    {own * 1e6 / COUNT:6.1f} us  {calls / COUNT:4.1f} calls  {name}")
+    if waited:
+        print(f"  of which psycopg waits on the server {waited * 1e6 / COUNT:7.1f} us")
+    for title, group in (("the engine's", "the engine (django_workflow)"), ("builtin", "builtins")):
+        print(f"  {title} functions by their own time, per record:")
+        rows = [
+            (own, calls, f"{path.split('django_workflow/')[-1]}:{name}")
+            for (path, _, name), (_, calls, own, _, _) in stats.items()
+            if where(path) == group
+        ]
+        for own, calls, name in sorted(rows, reverse=True)[:8]:
+            print(f"    {own * 1e6 / COUNT:6.1f} us  {calls / COUNT:4.1f} calls  {name}")
 
 
 if __name__ == "__main__":
     call_command("migrate", verbosity=0)
-    print(f"machine: {common.machine()}")
+    print(f"{connection.vendor}; machine: {common.machine()}")
     report("action timeouts fired by one poll", firing)
     report("manual transitions (flip/flop)", transitions)

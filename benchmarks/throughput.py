@@ -47,9 +47,7 @@ every other round; the machine may be shared: compare ratios of the same run.
 """
 
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,18 +55,10 @@ sys.path.insert(0, str(ROOT))
 SMALL = os.environ.get("BENCH_SMALL") == "1"
 
 
-def each_database():
-    """Run this file once per database: Django's settings are fixed per process."""
-    for name in os.environ.get("BENCH_DATABASES", "postgres,sqlite").split(","):
-        env = {**os.environ, "BENCH_THROUGHPUT_DB": name}
-        if name == "sqlite":
-            folder = tempfile.mkdtemp(prefix="workflow-throughput-")
-            env["BENCH_SQLITE_PATH"] = os.path.join(folder, "bench.sqlite3")
-        subprocess.run([sys.executable, __file__], env=env, check=True)
-
-
 if __name__ == "__main__" and "BENCH_THROUGHPUT_DB" not in os.environ:
-    each_database()
+    from benchmarks.databases import each_database
+
+    each_database(__file__)
     sys.exit(0)
 
 os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.throughput_settings"
