@@ -204,3 +204,14 @@ def test_a_changed_declaration_that_moves_instants_says_how_many(loggers, projec
     assert "testapp.Proposal: its deadlines changed; computing next_due_at of every record" in (
         info_lines()
     )
+
+
+@pytest.mark.django_db
+def test_the_worker_s_own_lines_are_out_at_once_on_a_buffered_stdout(loggers, tmp_path):
+    # Under systemd or a container runtime stdout is a pipe or a file: block-buffered.
+    path = tmp_path / "worker.out"
+    with path.open("w") as buffered:
+        call_command("workflow_worker", "--once", stdout=buffered)
+        said = path.read_text()  # before the file is closed, which would flush it
+    assert "unit(s) of work:" in said
+    assert said.rstrip().endswith("done: 0 fired")

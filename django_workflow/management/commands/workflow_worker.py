@@ -64,23 +64,29 @@ class Command(BaseCommand):
         self._summary(works, schedulers)
         for label, count in catch_up(workflow_models()).items():
             if count:  # a first start usually finds every instant already right
-                self.stdout.write(f"{label}: deadlines changed; {count} due instant(s) moved")
+                self.say(f"{label}: deadlines changed; {count} due instant(s) moved")
         if options["once"]:
             fired = run_due_work()  # each firing is logged with the records it fired for
             for work, count in fired.items():  # what cron mails its users
-                self.stdout.write(f"{work}: {count} fired")
-            self.stdout.write(f"done: {sum(fired.values())} fired")
+                self.say(f"{work}: {count} fired")
+            self.say(f"done: {sum(fired.values())} fired")
             return
         queues = options["queues"] or sorted({work.queue for work in works})
         supervisor = Supervisor(
-            queues, works, not options["no_timeline"], say=self.stdout.write
+            queues, works, not options["no_timeline"], say=self.say
         )  # a stop from now on stops the worker cleanly, even before its clusters run
         self._sync(works, schedulers)
         self._run(supervisor)
 
+    def say(self, message: str) -> None:
+        """A line of the worker's own, out at once: under systemd, a container runtime
+        or a file, stdout is block-buffered and a line could wait there for hours."""
+        self.stdout.write(message)
+        self.stdout.flush()
+
     def _run(self, supervisor: Supervisor) -> None:
         healthy = supervisor.run()
-        self.stdout.write("stopped")
+        self.say("stopped")
         if not healthy:
             sys.exit(1)
 
@@ -89,7 +95,7 @@ class Command(BaseCommand):
             counts = scheduler.sync(works)
             if scheduler.arranges:
                 said = ", ".join(f"{k} {v}" for k, v in counts.items())
-                self.stdout.write(f"{scheduler.arranges}: {said}")
+                self.say(f"{scheduler.arranges}: {said}")
 
     def _wait_for_migrate(self, once: bool) -> None:
         """New code started before ``migrate`` (a rolling deploy) waits for it: its models
@@ -101,17 +107,17 @@ class Command(BaseCommand):
         said += ", …)" if len(waiting) > 3 else ")"
         if once:
             raise CommandError(f"{said}: run migrate first; nothing was run.")
-        self.stdout.write(f"{said}: waiting for migrate before starting.")
+        self.say(f"{said}: waiting for migrate before starting.")
         while unapplied(workflow_models()):
             time.sleep(MIGRATE_WAIT)
-        self.stdout.write("Migrations applied: starting.")
+        self.say("Migrations applied: starting.")
 
     def _summary(self, works: list[Any], schedulers: list[Scheduler]) -> None:
-        self.stdout.write(f"{len(works)} unit(s) of work:")
+        self.say(f"{len(works)} unit(s) of work:")
         for work in works:
             accepting = (s.label for s in schedulers if s.accepts(work))
             how = next(accepting, "self-scheduled")
-            self.stdout.write(
+            self.say(
                 f"  {work.model_label} {work.name} [{how}, queue {work.queue}, "
                 f"check {work.check_interval}]"
             )
