@@ -206,5 +206,11 @@ def _recheck(model: Any, receive: Receive, delivery: EventDelivery, db: str) -> 
     return EventDelivery.objects.using(db).values_list("outcome", flat=True).get(pk=delivery.pk)
 
 
+def acts_after(model: Any, step: str) -> bool:
+    """Whether ``after_moves`` has anything to do for a record of ``model`` entering ``step``."""
+    return bool(_offered(model, step))
+
+
 moves.AFTER_MOVES.append(after_moves)
+moves.ACTING_AFTER.append(acts_after)
 moves.ASKED_ON_ENTRY.append(waiting)

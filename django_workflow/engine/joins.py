@@ -244,4 +244,10 @@ def _parents_over(model: Any) -> tuple[tuple[Any, Any], ...]:
     return tuple(dict.fromkeys(found))
 
 
+def acts_after(model: Any, step: str) -> bool:
+    """Whether ``after_moves`` has anything to do for a record of ``model`` entering ``step``."""
+    return model.workflow is not None and (step in _join_steps(model) or bool(_parents_over(model)))
+
+
 moves.AFTER_MOVES.append(after_moves)
+moves.ACTING_AFTER.append(acts_after)

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
-from django.db import router, transaction
+from django.db import connections, router, transaction
 from django.db.models.signals import post_save, pre_save
 
 from ..errors import StaleRecord
@@ -44,12 +44,35 @@ def move(record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Eve
     db = database(record)
     guard, changes = sla_clocks.leaving_one(record, guard, changes, event)
     changes = _derived(record, event, changes)
+    entered = getattr(record, STATE_ENTERED_AT)
+    if event.from_state_entered_at != entered:
+        event = replace(event, from_state_entered_at=entered)
+    if _alone(record, guard, changes, event, db):
+        _write_one(record, guard, changes, event, db, locked=False, alone=True)
+        return record
     with transaction.atomic(using=db):
-        entered = getattr(record, STATE_ENTERED_AT)
-        if event.from_state_entered_at != entered:
-            event = replace(event, from_state_entered_at=entered)
         _write_one(record, guard, changes, event, db, locked=False)
     return record
+
+
+def _alone(
+    record: Any, guard: dict[str, Any], changes: dict[str, Any], event: Event, db: str
+) -> bool:
+    """Whether the move is one statement needing no transaction around it: on PostgreSQL,
+    outside any transaction, the compiled ``UPDATE`` with its log row, and nothing that
+    ``follow`` writes after it (votes, an owed effect, a hook acting on the step entered)."""
+    connection, model = connections[db], type(record)
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return False
+    step = event.to_state if model.workflow.state_attribute in changes else None
+    declared = model.workflow.steps.get(step) if step else None
+    follow_writes = step is not None and (
+        model.workflow.has_votes
+        or declared is None
+        or declared.on_enter is not None
+        or any(acts(model, step) for acts in ACTING_AFTER)
+    )
+    return not follow_writes and _compiled(model, guard, changes)
 
 
 def move_locked(
@@ -90,8 +113,10 @@ def _write_one(
     db: str,
     locked: bool,
     along: writes.Along | None = None,
+    alone: bool = False,
 ) -> None:
-    """One record's write, the way its model writes (``_compiled``), and what follows.
+    """One record's write, the way its model writes (``_compiled``), and what follows;
+    ``alone``: the write is its own transaction (``_alone``).
 
     For a row the transaction already holds ``locked``, the hooks' questions are asked in
     the write's own statement. (An ``UPDATE`` that waits for the row's lock reads other
@@ -108,7 +133,7 @@ def _write_one(
         return
     asking = ASKED_ON_ENTRY if locked else ()
     asked = {ask: q for ask in asking if (q := ask(model, event.to_state, db))}
-    if not write_columns(record, changes, db, guard, event, along, asked.values()):
+    if not write_columns(record, changes, db, guard, event, along, asked.values(), alone):
         raise StaleRecord(record, tuple(guard))
     moved.answers = {ask: question.answer for ask, question in asked.items()}
     follow(moved, logged=True)
@@ -134,6 +159,7 @@ def write_columns(
     event: Event | None = None,
     along: writes.Along | None = None,
     questions: Any = (),
+    alone: bool = False,
 ) -> int:
     """The compiled ``UPDATE`` of ``record``'s row (if it still holds ``guard``) and the
     log row of ``event`` in one statement where the database allows; the values onto the
@@ -143,7 +169,9 @@ def write_columns(
     log = None
     if event is not None and model.workflow.log is True:
         log = log_values(model, record.pk, _entered_before(record, event, changes), db)
-    written = writes.update_logged(model, record.pk, changes, db, guard, log, along, questions)
+    written = writes.update_logged(
+        model, record.pk, changes, db, guard, log, along, questions, alone
+    )
     if written:
         if event is not None:
             meters.moved(model, event, db)
@@ -332,6 +360,11 @@ def log_event(record: Any, event: Event) -> None:
 #: answers)``: ``joins`` and ``buffering`` add theirs when the engine loads (they move
 #: records through here).
 AFTER_MOVES: list[Callable[..., None]] = []
+
+#: Whether one of those hooks acts on a record of ``model`` entering ``step``, ``(model,
+#: step) -> bool``, registered beside it: a move none acts on needs no transaction of its
+#: own (``_alone``).
+ACTING_AFTER: list[Callable[[Any, str], bool]] = []
 
 #: What those hooks want to know of a record entering a step, ``(model, step, db) ->
 #: writes.Question | None``: a single record's step change asks it in its own

@@ -7,16 +7,16 @@ from datetime import timedelta
 
 import psycopg
 import pytest
-from django.db import connections
+from django.db import connections, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from django_workflow import StaleRecord
 from django_workflow.engine import fire, run_step
-from django_workflow.models import TransitionLog, WorkAttempt
+from django_workflow.models import PendingEffect, TransitionLog, WorkAttempt
 from tests.conftest import workflow_database
 from tests.moments import T
-from tests.testapp.models import Batch, Expense, Order, Routed, SideEffect
+from tests.testapp.models import Batch, Expense, Order, Routed, Shipment, SideEffect
 
 pytestmark = pytest.mark.django_db(transaction=True)  # a transaction of its own, as in production
 counted = pytest.mark.skipif(
@@ -43,15 +43,34 @@ def round_trips(run):
 
 
 @counted
-def test_a_manual_transition_is_begin_its_update_with_its_log_row_and_commit():
+def test_a_manual_transition_outside_a_transaction_is_its_update_with_its_log_row_alone():
     Expense.objects.create().fast_track()  # the session prepares the statement on its first run
     expense = Expense.objects.create()
-    assert round_trips(expense.fast_track) == 3
+    assert round_trips(expense.fast_track) == 1  # no BEGIN, no COMMIT (docs/transitions.md)
     assert Expense.objects.get(pk=expense.pk).state == "approved"
     assert expense.history().last().to_state == "approved"
 
 
-def test_a_stale_manual_transition_takes_back_the_log_row_sent_with_its_update():
+@counted
+def test_inside_a_transaction_the_move_is_the_caller_s_and_rolls_back_with_it():
+    expense = Expense.objects.create()
+    logged = TransitionLog.objects.count()
+    with pytest.raises(RuntimeError), transaction.atomic(using=workflow_database()):
+        expense.fast_track()
+        raise RuntimeError("the caller's own work failed")
+    assert Expense.objects.get(pk=expense.pk).state == "submitted"
+    assert TransitionLog.objects.count() == logged
+
+
+@counted
+def test_a_move_that_owes_an_effect_keeps_its_transaction_and_commits_both():
+    shipment = Shipment.objects.create(printer_offline=True)  # its effect fails: stays owed
+    PendingEffect.objects.all().delete()
+    assert round_trips(shipment.repack) > 1  # BEGIN, the write, the owed effect, COMMIT
+    assert PendingEffect.objects.filter(object_id=str(shipment.pk), step="packing").exists()
+
+
+def test_a_stale_manual_transition_writes_no_log_row():
     record = Routed.objects.create()
     Routed.objects.filter(pk=record.pk).update(state="declined")
     with pytest.raises(StaleRecord):

@@ -35,6 +35,7 @@ def update_logged(
     log: dict[str, Any] | None = None,
     along: Along | None = None,
     questions: Iterable[Question] = (),
+    alone: bool = False,
 ) -> int:
     """``UPDATE`` the row ``pk`` with ``values`` if it still holds ``guard`` (both keyed by
     field name or attribute name of columns on one table: ``fits`` says which may be),
@@ -49,10 +50,16 @@ def update_logged(
     Either way the log row is written even when the guard no longer holds: the caller
     raises ``StaleRecord`` on a count of 0, which rolls its transaction back with it.
     Returns how many rows the ``UPDATE`` wrote.
+
+    ``alone``: the statement is its own transaction (PostgreSQL, autocommit; no
+    ``along``, no ``questions``). The log row is then inserted from the ``UPDATE``'s
+    ``RETURNING``, so a guard that no longer holds writes neither.
     """
     guard = guard or {}
     connection = connections[db]
     sql, params = _update(model, pk, values, guard, db)
+    if alone:
+        return _update_alone(sql, params, log, db)
     ahead = [part for part in (log and _insert(log, db), along) if part]
     asked = list(questions) if connection.vendor == "postgresql" else []
     if ahead and connection.vendor == "postgresql":
@@ -71,6 +78,21 @@ def update_logged(
             for question, answer in zip(asked, cursor.fetchone(), strict=True):
                 question.answer = answer
         return written
+
+
+def _update_alone(sql: str, params: list[Any], log: dict[str, Any] | None, db: str) -> int:
+    if log is not None:
+        insert, values = _insert_returned(log, db)
+        sql, params = (
+            f"WITH moved AS ({sql} RETURNING 1), logged AS ({insert}) SELECT 1 FROM moved",
+            [
+                *params,
+                *values,
+            ],
+        )
+    with hot_cursor(db) as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
 
 
 @dataclass
@@ -278,6 +300,33 @@ def _insert(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
     sql, fields = once(_insert_sql, db, db)
     connection = connections[db]
     return sql, [db_value(field, values[field.attname], connection) for field in fields]
+
+
+def _insert_returned(values: dict[str, Any], db: str) -> tuple[str, list[Any]]:
+    """The log row's ``INSERT`` of one row for each row ``moved`` returns (PostgreSQL)."""
+    sql, fields = once(_insert_returned_sql, db, db)
+    connection = connections[db]
+    return sql, [db_value(field, values[field.attname], connection) for field in fields]
+
+
+def _insert_returned_sql(db: str) -> tuple[str, list[Any]]:
+    """Each value cast to its column's type: in a ``SELECT`` list PostgreSQL reads an
+    untyped parameter (a text, a ``NULL``) as text, which an integer or an instant column
+    would refuse. Text columns take ``text``, so their length is checked on assignment as
+    an ``INSERT ... VALUES`` checks it."""
+    meta = TransitionLog._meta
+    connection = connections[db]
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in fields)
+    casts = ", ".join(f"%s::{_cast_type(field, connection)}" for field in fields)
+    return f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {casts} FROM moved", fields
+
+
+def _cast_type(field: Any, connection: Any) -> str:
+    if field.get_internal_type() in ("CharField", "TextField"):
+        return "text"
+    return str(field.db_type(connection))
 
 
 def _insert_sql(db: str) -> tuple[str, list[Any]]:
