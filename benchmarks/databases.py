@@ -16,3 +16,20 @@ def each_database(script):
             folder = tempfile.mkdtemp(prefix="workflow-throughput-")
             env["BENCH_SQLITE_PATH"] = os.path.join(folder, "bench.sqlite3")
         subprocess.run([sys.executable, script], env=env, check=True)
+
+
+def set_up(script, name):
+    """Django for one database of ``BENCH_DATABASES``, under ``benchmarks/throughput_settings``
+    (PostgreSQL in a database of ``name``'s own). Run as a script with none named yet,
+    ``script`` is run once per database instead, and this process exits."""
+    if "BENCH_THROUGHPUT_DB" not in os.environ:
+        each_database(script)
+        sys.exit(0)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.throughput_settings"
+    if os.environ["BENCH_THROUGHPUT_DB"] == "postgres":
+        from benchmarks import database
+
+        database.own(name)
+    import django
+
+    django.setup()

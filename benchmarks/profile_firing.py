@@ -20,21 +20,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-if __name__ == "__main__" and "BENCH_THROUGHPUT_DB" not in os.environ:
-    from benchmarks.databases import each_database
+from benchmarks.databases import set_up
 
-    each_database(__file__)
-    sys.exit(0)
-
-os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.throughput_settings"
-if os.environ["BENCH_THROUGHPUT_DB"] == "postgres":
-    from benchmarks import database
-
-    database.own("profile")
-
-import django
-
-django.setup()
+set_up(__file__, "profile")
 
 from django.core.management import call_command
 from django.db import connection

@@ -55,21 +55,9 @@ sys.path.insert(0, str(ROOT))
 SMALL = os.environ.get("BENCH_SMALL") == "1"
 
 
-if __name__ == "__main__" and "BENCH_THROUGHPUT_DB" not in os.environ:
-    from benchmarks.databases import each_database
+from benchmarks.databases import set_up
 
-    each_database(__file__)
-    sys.exit(0)
-
-os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.throughput_settings"
-if os.environ["BENCH_THROUGHPUT_DB"] == "postgres":
-    from benchmarks import database
-
-    database.own("throughput")
-
-import django
-
-django.setup()
+set_up(__file__, "throughput")
 
 from benchmarks import throughput_sides as sides
 
