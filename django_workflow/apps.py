@@ -13,7 +13,12 @@ class DjangoWorkflowConfig(AppConfig):
         from django.db.models.signals import post_delete, pre_delete
         from django_q.signals import post_execute_in_worker, post_spawn, pre_execute
 
-        from .checks import check_deploy_records, check_records, check_workflows
+        from .checks import (
+            check_deploy_records,
+            check_deploy_versions,
+            check_records,
+            check_workflows,
+        )
         from .signals import entered_step
         from .worker.stop_signals import stop_gently, task_finished, task_started
         from .worker.transport import queue_entered
@@ -24,6 +29,7 @@ class DjangoWorkflowConfig(AppConfig):
         checks.register(check_records, "django_workflow", checks.Tags.database)
         # The same rows as errors, so `check --deploy --database <alias>` stops a deploy.
         checks.register(check_deploy_records, "django_workflow", checks.Tags.database, deploy=True)
+        checks.register(check_deploy_versions, "django_workflow", checks.Tags.database, deploy=True)
         pre_delete.connect(_parent_deleting, dispatch_uid="django_workflow.join_parent_deleting")
         post_delete.connect(_child_deleted, dispatch_uid="django_workflow.join_child_deleted")
         entered_step.connect(queue_entered, dispatch_uid="django_workflow.queue_entered")

@@ -141,7 +141,7 @@ class NoRouteMatched(WorkflowError):
     def __init__(self, record, name: str, step: str) -> None:
         self.record, self.name, self.step = record, name, step
         self.transition = name
-        declared = type(record).workflow.steps.get(step)
+        declared = record.workflow.steps.get(step)
         if declared is not None and getattr(declared, "action", None) == name:
             # an automatic step's routes (on_success), named after the step and its action
             self._say(
@@ -217,6 +217,22 @@ class DirectStepChange(ValueError, WorkflowError):
         )
 
 
+class UnmappedSteps(ValueError, WorkflowError):
+    """An upgrade to another version found records in steps the target version lacks and
+    the call maps nowhere; nothing moved. ``unmapped``: ``{(version, step): records}``."""
+
+    def __init__(self, model: Any, to: int, unmapped: dict[tuple[int, str], int]) -> None:
+        self.model, self.to, self.unmapped = model, to, unmapped
+        listed = "; ".join(
+            f"{step!r} of version {version} ({count} record{'s' * (count != 1)})"
+            for (version, step), count in sorted(unmapped.items())
+        )
+        super().__init__(
+            f"{model._meta.label}: version {to} has no step {listed}. Map each to a step "
+            f"of version {to} (steps={{'old': 'new'}}, or --map old=new); nothing moved."
+        )
+
+
 class TimeLimitExceeded(BaseException):
     """An action ran past its step's ``time_limit``.
 
@@ -245,11 +261,11 @@ class Naming:
         return f"{record._meta.label} {record.pk}"
 
     def step(self, record: Any, step: str) -> str:
-        label = str(type(record).workflow.step_label(step))
+        label = str(record.workflow.step_label(step))
         return label if self.for_staff else _named("step", step, label)
 
     def transition(self, record: Any, name: str, step: str | None = None) -> str:
-        label = str(type(record).workflow.transition_label(name, step))
+        label = str(record.workflow.transition_label(name, step))
         return f"“{label}”" if self.for_staff else _named("transition", name, label)
 
     def action(self, name: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 from asgiref.sync import sync_to_async
 from django.db import models
 
+from .model.columns import WORKFLOW_VERSION
 from .model.generation import is_generated
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class WorkflowAttribute:
         compiled = getattr(owner if owner is not None else type(record), "_workflow_compiled", None)
         if record is None or compiled is None:
             return compiled
+        if compiled.versions is not None:  # the record's own version
+            compiled = compiled.versions.get(getattr(record, WORKFLOW_VERSION, None), compiled)
         return RecordWorkflow(record, compiled)
 
 
@@ -103,6 +106,22 @@ class RecordWorkflow:
 
         transitions = self.declaration.transitions_in(self.current_step)
         return [t.name for t in transitions if engine.permits(self.record, t, actor, {})]
+
+    def upgrade(self, to: int, *, steps: dict[str, str] | None = None, actor: Any = None) -> Any:
+        """Move the record to version ``to`` of its declaration: locked, logged (trigger
+        ``upgrade``), its deadlines recomputed from its unchanged entry instant. A step
+        ``to`` lacks must be mapped in ``steps`` (``UnmappedSteps`` otherwise; docs:
+        versions). Returns the record, read again."""
+        from .engine import upgrading
+
+        return upgrading.upgrade_record(self.record, to, steps, actor)
+
+    @property
+    def version(self) -> int | None:
+        """The version of the declaration the record runs on (``None`` without versions)."""
+        if self.declaration.versions is None:
+            return None
+        return getattr(self.record, WORKFLOW_VERSION)  # type: ignore[no-any-return]
 
     def claim(self, actor: Any, *, comment: str = "") -> Any:
         """Become the record's holder: ``AlreadyClaimed`` when someone holds it; of

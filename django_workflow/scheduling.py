@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from .model.triggers import PendingKind, WorkKind
+from .model.versions import workflow_of
 from .work import Work
 from .work.record_time import anchor_value, calendar_of, zone_of
 
@@ -49,7 +50,7 @@ def count_after_firing(work: Work, record: Any) -> dict[str, int]:
 def pending_deadlines(record: Any) -> list[PendingDeadline]:
     """The current step's deadlines that will fire as things stand, soonest first; of
     each SLA, only its next alarm (the warning, then the breach)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     pending, alarmed = [], set()
     for work in workflow.works:
         if not work.pending_kind or getattr(work, "sla", None) in alarmed:

@@ -8,7 +8,7 @@ from rest_framework import permissions, routers, serializers, viewsets
 
 from django_workflow.rest import WorkflowModelPermissions, WorkflowViewSetMixin
 from example_project.approvals.models import Document
-from tests.testapp.models import Decision, Expense, Inquiry, Proposal, Routed, Ticket
+from tests.testapp.models import Decision, Expense, Inquiry, Proposal, Routed, Tender, Ticket
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -124,6 +124,21 @@ class InquiryViewSet(WorkflowViewSetMixin, viewsets.ReadOnlyModelViewSet):
     permission_classes = [permissions.IsAuthenticated]
 
 
+class TenderSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Tender
+        fields = ["id", "state", "workflow_version"]
+        read_only_fields = ["state", "workflow_version"]
+
+
+class TenderViewSet(WorkflowViewSetMixin, viewsets.ModelViewSet):
+    """Tenders of two versions (docs/versions.md)."""
+
+    queryset = Tender.objects.all()
+    serializer_class = TenderSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+
 router = routers.DefaultRouter()
 router.register("decisions", DecisionViewSet)
 router.register("guarded-decisions", GuardedDecisionViewSet, basename="guarded-decision")
@@ -133,6 +148,7 @@ router.register("proposals", ProposalViewSet)
 router.register("expenses", ExpenseViewSet)
 router.register("documents", DocumentViewSet)
 router.register("inquiries", InquiryViewSet)
+router.register("tenders", TenderViewSet)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -14,6 +14,7 @@ from typing import Any
 from django.template.response import TemplateResponse
 from django.utils.translation import ngettext
 
+from ..model.versions import workflow_of
 from ..reading.wording import (  # noqa: F401
     describe_deadline,
     next_deadline,
@@ -67,7 +68,7 @@ def undo_label(record: Any, row: Any) -> str:
     reversal = row.reversal()  # reversing an undo, or a redo
     name = reversal[1] if reversal else row.transition_name
     verb = "Redo" if row.undone_by_redo else "Undo"
-    return f"{verb} “{type(record).workflow.transition_label(name)}”"
+    return f"{verb} “{workflow_of(record).transition_label(name)}”"
 
 
 def vote_tallies(record: Any) -> list[dict[str, str]]:
@@ -75,7 +76,7 @@ def vote_tallies(record: Any) -> list[dict[str, str]]:
     alice" (the voters of this stay, oldest first)."""
     from ..engine import votes
 
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     tallies = []
     for transition in workflow.transitions_in(record.workflow.current_step):
         needed = votes.quorum(transition)

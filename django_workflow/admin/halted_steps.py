@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import router
 
+from ..model.versions import workflow_of
 from ..reading import attempts_read
 from ..work import names
 from ..worker.transport import enqueue_step
@@ -18,7 +19,7 @@ from ..worker.transport import enqueue_step
 
 def attempt_row(record: Any) -> Any:
     """The attempt row of the automatic step ``record`` is in, if any."""
-    work = type(record).workflow.work(names.step_work(record.workflow.current_step))
+    work = workflow_of(record).own_work(names.step_work(record.workflow.current_step))
     db = record._state.db or router.db_for_write(type(record), instance=record)
     return (
         attempts_read.rows(type(record), db)
@@ -32,8 +33,8 @@ def next_attempt_at(record: Any, row: Any) -> Any:
     first poll from its ``retry_at``; ``None`` when it is not waiting for a retry."""
     if row is None or row.halted or row.retry_at is None:
         return None
-    work = type(record).workflow.work(names.step_work(record.workflow.current_step))
-    return attempts_read.runs_at(type(record).workflow, work, row.retry_at)
+    work = workflow_of(record).own_work(names.step_work(record.workflow.current_step))
+    return attempts_read.runs_at(workflow_of(record), work, row.retry_at)
 
 
 def retry_now(record: Any) -> bool:

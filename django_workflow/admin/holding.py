@@ -23,6 +23,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from ..errors import WorkflowError, staff_text
 from ..model.columns import ASSIGNEE_ID
+from ..model.versions import workflow_of
 from ..models import Absence
 from ..reading import claims_read
 from ..reading.claims_read import RELEASE
@@ -74,7 +75,7 @@ def panel_holding(
 ) -> dict[str, Any] | None:
     """The change page's line on who holds the record, with its Claim or Release button
     (for a user who may change it); ``None`` on a model without holders."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if not workflow.assignment:
         return None
     held = claims_read.holder(record)

@@ -23,6 +23,8 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
 from ..model import graph
+from ..model.columns import WORKFLOW_VERSION
+from ..model.versions import workflow_of
 from ..reading import owed_effects_read
 from ..reading.wording import row_label, times_in, trigger_words
 from ..report import status
@@ -88,7 +90,9 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         declared = tuple(super().get_list_filter(request))
         ours = () if state in declared else (state,)
         held = (HolderFilter,) if self.model.workflow.assignment else ()
-        return (*ours, WorkflowStatusFilter, *held, *declared)
+        versioned = self.model.workflow.versions is not None and WORKFLOW_VERSION not in declared
+        version = (WORKFLOW_VERSION,) if versioned else ()
+        return (*ours, WorkflowStatusFilter, *version, *held, *declared)
 
     def get_list_display(self, request: HttpRequest) -> Any:
         """What the project lists, then the holder (with ``assignment``), the SLAs (with
@@ -189,7 +193,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
     # The panel ----------------------------------------------------------------------
 
     def workflow_panel(self, request: HttpRequest, record: Any) -> dict[str, Any]:
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         step = record.workflow.current_step
         declared = workflow.steps.get(step)
         if declared is None:  # left behind by a changed declaration: shown, never moved
@@ -228,6 +232,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "history": history,
             "logged": workflow.log is True,
             "zone": times_in(zone_of(record)),
+            **_version(record),
         }
 
     def _undo_button(self, request: HttpRequest, record: Any, may_change: bool) -> dict[str, Any]:
@@ -239,7 +244,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         if row is None:
             return dict(NO_UNDO)
         url = self._workflow_url(record, "undo") + kept(request)
-        asks = is_terminal(type(record).workflow, row.from_state)
+        asks = is_terminal(workflow_of(record), row.from_state)
         return {
             "undo_url": url,
             "undo_label": undo_label(record, row),
@@ -272,7 +277,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
     ) -> dict[str, Any]:
         """The ``on_enter`` effects the record owes whose attempts ran out (an entry's,
         wherever the record is now), and where their "Retry now" buttons post."""
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         effects = [
             {
                 "id": row.pk,
@@ -287,7 +292,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
         return {"halted_effects": effects, "effect_retry_url": url if effects else ""}
 
     def _stranded_panel(self, request: HttpRequest, record: Any, step: str) -> dict[str, Any]:
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         return {
             "current": step,
             "current_label": step,
@@ -302,6 +307,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             "history": self._workflow_history(request, record),
             "logged": workflow.log is True,
             "zone": times_in(zone_of(record)),
+            **_version(record),
         }
 
     def _workflow_history(self, request: HttpRequest, record: Any) -> Any:
@@ -313,7 +319,7 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
             .order_by("-occurred_at", "-id"),
             self.workflow_history_per_page,
         ).get_page(request.GET.get("history_page"))
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         page.object_list = list(page.object_list)
         for row in page.object_list:
             row.from_label = workflow.step_label(row.from_state) if row.from_state else ""
@@ -324,3 +330,13 @@ class WorkflowAdminMixin(WorkflowBulkActions, WorkflowTransitionViews):
 
     def _workflow_url(self, record: Any, view: str, *args: str) -> str:
         return page_url(self.admin_site, self.model, f"workflow_{view}", record.pk, *args)
+
+
+def _version(record: Any) -> dict[str, Any]:
+    """The panel's version line, on a model with versions: the record's, and the current
+    one when the record runs on an older."""
+    version = record.workflow.version
+    if version is None:
+        return {}
+    current = type(record).workflow.version
+    return {"version": version, "current_version": current if version != current else None}

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.text import capfirst
 
 from ..declaration import humanise
+from ..model.columns import WORKFLOW_VERSION
 from ..models import WorkflowOverview
 from ..report import status
 from .display import span, time_in_step
@@ -73,6 +74,7 @@ class WorkflowOverviewAdmin(StaffReadOnlyAdmin):
         return {
             "name": capfirst(model._meta.verbose_name_plural),
             "url": changelist,
+            "versions": _versions(model, changelist),
             "slas": [
                 {"label": humanise(name), **counts}
                 for name, counts in status.open_clocks(model).items()
@@ -90,3 +92,22 @@ class WorkflowOverviewAdmin(StaffReadOnlyAdmin):
                 for row in status.step_statuses(model, now)
             ],
         }
+
+
+def _versions(model: Any, changelist: str) -> list[dict[str, Any]]:
+    """Per declared version (and any other the table holds), its records and their link;
+    none for a model without versions."""
+    if model.workflow.versions is None:
+        return []
+    counts = status.records_per_version(model)
+    numbers = sorted({*model.workflow.versions, *counts})
+    return [
+        {
+            "number": number,
+            "records": counts.get(number, 0),
+            "current": number == model.workflow.version,
+            "declared": number in model.workflow.versions,
+            "url": f"{changelist}?{urlencode({f'{WORKFLOW_VERSION}__exact': number})}",
+        }
+        for number in numbers
+    ]

@@ -32,6 +32,7 @@ from ..errors import (
     staff_text,
 )
 from ..model.conditions import unmet_reason
+from ..model.versions import workflow_of
 from ..policies import allowed
 from ..reading.log_rows_read import last_step_change
 from ..reading.votes_read import moves_with_one_more, recorded_vote
@@ -103,7 +104,7 @@ class WorkflowTransitionViews:
         if transition is None:
             return False
         values = self.get_workflow_transition_values(request, record, transition)
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         final = any(is_terminal(workflow, t) for t in transition.targets)
         return bool(asked(transition, values)) or final
 
@@ -119,7 +120,7 @@ class WorkflowTransitionViews:
             request, record, transition
         ).items():
             setattr(seen, field, value)
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         policy = workflow.policy_for(record.workflow.current_step, transition.name)
         return allowed(policy, request.user, seen, transition.name) and not available(
             seen, transition
@@ -133,7 +134,7 @@ class WorkflowTransitionViews:
         """GET: the page asking for accepted values or confirming a final move;
         POST: run the transition for the logged-in user."""
         record = self._workflow_record(request, object_id)
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         if request.method == "POST" and request.POST.get("step", record.workflow.current_step) != (
             record.workflow.current_step
         ):
@@ -196,7 +197,7 @@ class WorkflowTransitionViews:
         posted = request.POST.get("row") if request.method == "POST" else request.GET.get("row")
         if row is not None and posted and posted != str(row.pk):  # pressed twice, or stale
             return self._stale(request, record)
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         if request.method == "GET":
             if row is None:  # a stale link: say why, as a post would
                 self._undo_refused(request, record)
@@ -214,7 +215,7 @@ class WorkflowTransitionViews:
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         record = self._workflow_record(request, object_id)
-        step = type(record).workflow.step_label(record.workflow.current_step)
+        step = workflow_of(record).step_label(record.workflow.current_step)
         if retry_now(record):
             messages.success(request, f"{step}: queued again.")
         else:  # pressed twice, or the step ran or was left since the page was shown
@@ -232,7 +233,7 @@ class WorkflowTransitionViews:
         posted = request.POST.get("effect", "")
         step = retry_effect_now(record, int(posted)) if posted.isdigit() else None
         if step is not None:
-            workflow = type(record).workflow
+            workflow = workflow_of(record)
             enqueue_entry(type(record)._meta.label, record.pk, step, workflow.queue)
             messages.success(request, f"{workflow.step_label(step)} on entry: queued again.")
         else:  # pressed twice, or it ran or was retried since the page was shown
@@ -253,7 +254,7 @@ class WorkflowTransitionViews:
 
     def _stale(self, request: HttpRequest, record: Any) -> HttpResponse:
         """A button pressed on a page older than the record: nothing is done."""
-        step = type(record).workflow.step_label(record.workflow.current_step)
+        step = workflow_of(record).step_label(record.workflow.current_step)
         messages.warning(
             request,
             f"Nothing done: {record} changed since the page was shown; it is in {step} now.",
@@ -274,7 +275,7 @@ class WorkflowTransitionViews:
         except WorkflowError as error:
             messages.error(request, staff_text(error))
         else:
-            step = type(record).workflow.step_label(record.workflow.current_step)
+            step = workflow_of(record).step_label(record.workflow.current_step)
             messages.success(request, done() if callable(done) else f"{done} {step}.")
         return redirect(self._change_url(record) + kept(request))
 
@@ -293,7 +294,7 @@ class WorkflowTransitionViews:
         row = last_step_change(record) if error.reason != "undo_not_enabled" else None
         verb = "Redo" if row is not None and row.undone_by_redo else "Undo"
         words = self.workflow_undo_refusals.get(error.reason)
-        within = getattr(type(record).workflow.undo, "within", None)
+        within = getattr(workflow_of(record).undo, "within", None)
         text = str(words).format(within=within) if words else str(error)
         return f"{verb} refused: {text}."
 
@@ -308,7 +309,7 @@ class WorkflowTransitionViews:
     def _workflow_form(
         self, request: HttpRequest, record: Any, transition: Any, form: Any, comment_form: Any
     ) -> HttpResponse:
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         label = workflow.transition_label(transition.name, record.workflow.current_step)
         final = [workflow.step_label(t) for t in transition.targets if is_terminal(workflow, t)]
         if not moves_with_one_more(record, transition):  # a vote that leaves it where it is
@@ -327,7 +328,7 @@ class WorkflowTransitionViews:
 
     def _undo_form(self, request: HttpRequest, record: Any, row: Any) -> HttpResponse:
         """The page confirming an undo or redo that moves into a final step."""
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         label = undo_label(record, row)
         context = {
             **self._confirming(request, record, label),

@@ -27,10 +27,12 @@ from .slas_checks import check_slas
 from .steps_checks import check_steps
 from .transitions_checks import check_transitions
 from .undo_checks import check_undo
+from .versions_checks import check_deploy_versions, check_versions, previous_versions
 
 __all__ = [
     "RULES",
     "check_deploy_records",
+    "check_deploy_versions",
     "check_deployment",
     "check_model",
     "check_records",
@@ -52,6 +54,7 @@ RULES = (
     check_assignment,
     check_slas,
     check_events,
+    check_versions,
 )
 
 
@@ -89,4 +92,10 @@ def check_model(model: Any) -> list[checks.CheckMessage]:
             messages.append(
                 error(model, f"the declaration could not be checked: {problem!r}.", "", "E002")
             )
+    try:
+        messages.extend(previous_versions(model, workflow, RULES[:-1]))
+    except Exception as problem:
+        messages.append(
+            error(model, f"a previous version could not be checked: {problem!r}.", "", "E002")
+        )
     return messages

@@ -12,9 +12,10 @@ from typing import Any
 
 from django.core import checks
 from django.db import DatabaseError, router, transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from ..model.registry import workflow_models
+from ..model.versions import version_filter
 from .common import warning
 
 
@@ -35,9 +36,12 @@ def undeclared_steps(model: Any, using: str) -> dict[str, int]:
     if not router.allow_migrate_model(using, model):
         return {}
     state = model.workflow.state_attribute
+    declared = Q()
+    for version in model.workflow.family():  # each version's records, its own steps
+        declared |= Q(**{f"{state}__in": list(version.steps), **version_filter(version)})
     rows = (
         model._base_manager.using(using)
-        .exclude(**{f"{state}__in": list(model.workflow.steps)})
+        .exclude(declared)
         .values_list(state)
         .annotate(records=Count("pk"))
         .order_by(state)

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..errors import TimeLimitExceeded
+from ..model.versions import workflow_of
 from ..models import WorkAttempt
 from ..reading.attempts_read import RECOVERING, holder, lease, rows, running
 from ..work import names
@@ -164,7 +165,7 @@ def forget(model: Any, pk: Any, work: Any, db: str) -> None:
 def retry_halted(record: Any) -> bool:
     """Give the halted automatic step of ``record`` a fresh budget; ``False`` when its
     step is not automatic (any more) or its attempts are not halted."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     declared = workflow.steps.get(record.workflow.current_step)
     if declared is None or not declared.is_automatic:  # it ran, or was left, meanwhile
         return False

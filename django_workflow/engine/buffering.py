@@ -19,6 +19,7 @@ from ..declaration import Receive
 from ..durations import parse_timedelta
 from ..errors import WorkflowError
 from ..model.triggers import Outcome
+from ..model.versions import workflow_of
 from ..models import EventDelivery
 from . import moves
 from .receiving import apply_event, declarations, holding, receivers, stale
@@ -165,7 +166,7 @@ def _settle(delivery: EventDelivery, outcome: Outcome, record: Any, db: str) -> 
 
 def _written(record: Any, events: dict[str, Receive]) -> dict[str, Any]:
     """What a buffered event's move wrote: the workflow's columns and accepted values."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     names = set(workflow.owned_columns)
     for receive in events.values():
         for transition in declarations(workflow, receive.transition):

@@ -25,6 +25,7 @@ from .. import engine
 from ..errors import StaleRecord, WorkflowError
 from ..model import log_values
 from ..model.triggers import Event, Trigger
+from ..model.versions import version_of, workflow_of
 from .votes import quorum
 
 BATCH_SIZE = 500
@@ -104,8 +105,9 @@ def _move_batch(batch: list[Any], call: _Call) -> dict[Any, Outcome]:
         else:
             # one group per holder a delegate acts for: each log row names its own
             guard = tuple(decision.guard.items())
-            groups[(decision.step, decision.target, guard, decision.on_behalf_of)].append(record)
-    for (step, target, guard, on_behalf_of), members in groups.items():
+            key = (decision.step, decision.target, guard, decision.on_behalf_of)
+            groups[(*key, version_of(record))].append(record)
+    for (step, target, guard, on_behalf_of, _version), members in groups.items():
         event = call.event(step, target, on_behalf_of)
         outcomes.update(_move_group(members, step, target, dict(guard), call, event))
     return outcomes
@@ -133,7 +135,7 @@ def _one(record: Any, call: _Call) -> Outcome:
         )
     except Exception as error:  # the record is as it was; the others go on
         return error
-    return getattr(record, type(record).workflow.state_attribute)
+    return getattr(record, workflow_of(record).state_attribute)
 
 
 def _move_group(
@@ -146,13 +148,15 @@ def _move_group(
 ) -> dict[Any, Outcome]:
     """Lock the members still holding ``guard``, move them in one UPDATE; the rest are stale."""
     model, db = type(members[0]), engine.database(members[0])
-    changes = {**engine.entry_changes(model.workflow, target, timezone.now()), **call.accepted}
+    workflow = workflow_of(members[0])  # the group's version
+    changes = {**engine.entry_changes(workflow, target, timezone.now()), **call.accepted}
     keys = [record.pk for record in members]
     with transaction.atomic(using=db):
         rows = model._base_manager.using(db)
         claim = rows.filter(pk__in=keys, **guard).order_by("pk").select_for_update()
         still = list(claim.values_list("pk", flat=True))
-        moved = set(engine.move_many(model, rows.filter(pk__in=still), changes, event, db))
+        still_rows = rows.filter(pk__in=still)
+        moved = set(engine.move_many(model, still_rows, changes, event, db, workflow))
     return {
         record.pk: target if record.pk in moved else StaleRecord(record, tuple(guard))
         for record in members

@@ -29,6 +29,7 @@ from ..errors import (
 )
 from ..model.columns import ASSIGNED_AT, ASSIGNEE_ID, NEXT_DUE_AT
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from ..policies import allowed
 from ..process.pacing import turn
 from ..reading import claims_read
@@ -104,7 +105,7 @@ def holder_check(record: Any, step: str, name: str, actor: Any) -> tuple[dict[st
     """In a ``Step(claim=True)``: the guard a call of ``name`` adds (the holder it was
     decided for) and for whom ``actor`` acts; ``WorkflowPermissionDenied`` naming the
     holder when the actor neither holds it nor stands in for who does."""
-    if not type(record).workflow.claims(step):
+    if not workflow_of(record).claims(step):
         return {}, None
     may, on_behalf_of = claims_read.acting_for(record, actor, database(record))
     if not may:
@@ -114,7 +115,7 @@ def holder_check(record: Any, step: str, name: str, actor: Any) -> tuple[dict[st
 
 def holder_allows(record: Any, actor: Any) -> bool:
     """Whether the holder rule of the record's step lets ``actor`` call its transitions."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if not workflow.claims(getattr(record, workflow.state_attribute)):
         return True
     return claims_read.acting_for(record, actor, database(record))[0]
@@ -134,7 +135,7 @@ def released(record: Any) -> dict[str, Any]:
 def _assigning(record: Any, name: str) -> str:
     """The step ``record`` is in, when its workflow has ``assignment`` and the step is
     one a person can hold (not terminal)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     step = getattr(record, workflow.state_attribute)
     if not workflow.assignment:
         raise TransitionNotAllowed(
@@ -195,7 +196,7 @@ def _refuse_unless_free(record: Any, step: str, conflict: Any, db: str) -> None:
 def with_due(record: Any, changes: dict[str, Any]) -> dict[str, Any]:
     """``changes`` with the ``next_due_at`` they make: a claim starts the clock of the
     step's ``release_after``, a release stops it."""
-    if not type(record).workflow.has_deadlines:
+    if not workflow_of(record).has_deadlines:
         return changes
     return {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
 
@@ -225,7 +226,7 @@ def release_due(model: Any, work: Any, pks: list[Any], now: Any, db: str) -> lis
 
 def _release_held(record: Any, work: Any) -> None:
     step = work.step
-    declared = type(record).workflow.steps[step]
+    declared = workflow_of(record).steps[step]
     data = {**released(record), "after": str(declared.release_after)}
     event = Event(step, step, RELEASE, Trigger.ASSIGNMENT, None, data=data)
     changes = with_due(record, {ASSIGNEE_ID: None, ASSIGNED_AT: None})

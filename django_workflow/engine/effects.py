@@ -205,7 +205,7 @@ def _locked(model: Any, effect: int, now: datetime, db: str) -> PendingEffect | 
 def _work(model: Any, row: PendingEffect) -> Any:
     """The step's ``on_enter``; an error when the declaration no longer has it (a failed
     attempt that halts at once, for someone to look at)."""
-    return model.workflow.work(names.entry_work(row.step))
+    return model.workflow.newest_work(names.entry_work(row.step))
 
 
 def _declared(model: Any, row: PendingEffect) -> Any:

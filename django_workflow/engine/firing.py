@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT
 from ..model.registry import workflow_models
+from ..model.versions import workflow_of
 from ..process import stopping, traces
 from ..work import Work
 from . import (  # noqa: F401  (each registers the engine of its kind)
@@ -108,11 +109,11 @@ def due_rows(model: Any, now: datetime, db: str, after: Any = None) -> Any:
 
 def _plan(picking: Picking, batch: list[Any]) -> tuple[dict[Work, list[Any]], list[Any]]:
     """Which records each work fires for; and the records with nothing due after all."""
-    workflow = picking.model.workflow
+    state = picking.model.workflow.state_attribute
     plan: dict[Work, list[Any]] = {}
     idle = []
     for record in batch:
-        works = workflow.deadline_works.get(getattr(record, workflow.state_attribute), ())
+        works = workflow_of(record).deadline_works.get(getattr(record, state), ())
         due = [work for work in works if picking.is_due(work, record)]
         for work in due:
             plan.setdefault(work, []).append(record)
@@ -134,7 +135,7 @@ def run_due_work(now: datetime | None = None) -> dict[str, int]:
     for _ in range(MAX_PASSES):
         this_pass = 0
         for model in workflow_models():
-            for work in model.workflow.works:
+            for work in model.workflow.all_works:
                 count = run_work(model, work.name, now=now)
                 if count:
                     key = f"{model._meta.label}:{work.name}"

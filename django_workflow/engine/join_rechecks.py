@@ -21,6 +21,7 @@ from django.db import transaction
 
 from ..model.columns import NEXT_DUE_AT
 from ..model.relations import relation_named
+from ..model.versions import version_workflow
 from ..process.pacing import turn
 from ..work import JoinRecheck
 from . import joins
@@ -32,7 +33,7 @@ def recheck(model: Any, work: Any, pks: list[Any], now: datetime, db: str) -> li
     """Re-check the parents ``pks`` whose ``work`` is due at ``now``; the keys of those
     it moved on. A parent that left the step, or that another worker re-checked since
     it was read, is left alone."""
-    step_joins = model.workflow.steps[work.step].joins
+    step_joins = version_workflow(model, work.version).steps[work.step].joins
     moved = []
     with turn(db), transaction.atomic(using=db):
         rows = model.workflow.queryset(db).select_for_update(skip_locked=True)

@@ -33,6 +33,7 @@ from ..model.columns import STATE_ENTERED_AT
 from ..model.registry import workflow_models
 from ..model.relations import children_of, relation_named
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from . import moves
 
 #: The parents whose children a cascade is moving (``leaving``), by ``_named``.
@@ -211,7 +212,7 @@ def _children(parent: Any, join: Any, db: str) -> Any:
 
 def move_on(parent: Any, step: str, target: str, child: str | None) -> Any:
     """Move ``parent``, locked by the caller in ``step``, to ``target`` (trigger ``join``)."""
-    workflow = type(parent).workflow
+    workflow = workflow_of(parent)
     data = None if child is None else {"child": child}
     entered = getattr(parent, STATE_ENTERED_AT)
     event = Event(step, target, "", Trigger.JOIN, data=data, from_state_entered_at=entered)

@@ -73,7 +73,7 @@ def claim_expired(now: datetime) -> Iterator[tuple[Any, Any, StepWork]]:
 
 def _step_work(model: Any, name: str) -> Any:
     workflow = getattr(model, "workflow", None)
-    work = next((w for w in workflow.works if w.name == name), None) if workflow else None
+    work = next((w for w in workflow.all_works if w.name == name), None) if workflow else None
     return work if isinstance(work, StepWork) else None
 
 

@@ -19,10 +19,11 @@ from ..errors import (
     WorkflowPermissionDenied,
 )
 from ..model import log_values
-from ..model.columns import STATE_ENTERED_AT
+from ..model.columns import STATE_ENTERED_AT, WORKFLOW_VERSION
 from ..model.compiled import CompiledWorkflow
 from ..model.conditions import unmet_reason
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from ..policies import allowed
 from . import cascades, claims, votes
 from .action_saves import collecting, saved_by
@@ -52,7 +53,7 @@ def decide(
     model = type(record)
     if record._state.adding:  # no row to move: the guarded write would find nothing
         raise UnsavedRecord(record, name)
-    workflow: CompiledWorkflow = model.workflow
+    workflow: CompiledWorkflow = workflow_of(record)
     step = getattr(record, workflow.state_attribute)
     declared = workflow.transition(step, name)
     if declared is None:
@@ -72,6 +73,8 @@ def decide(
     if target is None:
         raise NoRouteMatched(record, name, step)
     guard = {workflow.state_attribute: step}
+    if workflow.versions is not None:  # an upgrade meanwhile makes the call stale
+        guard[WORKFLOW_VERSION] = getattr(record, WORKFLOW_VERSION)
     read = fields_read([*declared.routes, Route(step, declared.when)], model)
     for attname in sorted(read - set(accepted)):
         guard[attname] = getattr(record, attname)
@@ -107,7 +110,7 @@ def take_transition(
     from outside (``event``, see ``receiving``)."""
     comment, data = log_values.checked(comment, data)
     decision = decide(record, name, actor, accepted, authorize)
-    changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
+    changes = {**entry_changes(workflow_of(record), decision.target, timezone.now()), **accepted}
     event = Event(
         decision.step,
         decision.target,
@@ -145,7 +148,7 @@ def take_locked(
         with transaction.atomic(using=database(record)):
             writes.run(along, database(record))
             return take_transition(record, name, accepted, None, False, "", data, trigger)
-    changes = {**entry_changes(type(record).workflow, decision.target, timezone.now()), **accepted}
+    changes = {**entry_changes(workflow_of(record), decision.target, timezone.now()), **accepted}
     entered = getattr(record, STATE_ENTERED_AT)
     event = Event(decision.step, decision.target, name, trigger, data=data)
     return move_locked(record, changes, replace(event, from_state_entered_at=entered), along)
@@ -163,7 +166,7 @@ def _decide_child(child: Any, name: str, actor: Any) -> tuple[Any, Any]:
     ``when``, its routes; not its policy, nor its ``quorum``), logged as ``cascade``. Its
     own cascade, and its move given what that cascade moved (``cascades.walk``)."""
     decision = decide(child, name, actor, {}, authorize=False)
-    changes = entry_changes(type(child).workflow, decision.target, timezone.now())
+    changes = entry_changes(workflow_of(child), decision.target, timezone.now())
     event = Event(decision.step, decision.target, name, Trigger.CASCADE, actor)
 
     def take(counts: Any) -> Any:
@@ -187,7 +190,7 @@ def permits(record: Any, transition: Any, actor: Any, values: dict[str, Any]) ->
     """Whether ``actor`` may call ``transition`` now with ``values``: its ``when`` and
     its policy, both seeing the record with the values applied."""
     seen = with_values(record, values)
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     policy = workflow.policy_for(getattr(record, workflow.state_attribute), transition.name)
     return (
         available(seen, transition)

@@ -17,18 +17,18 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, router, transaction
-from django.db.models.signals import post_save, pre_save
 
 from ..errors import StaleRecord
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event
+from ..model.versions import workflow_of
 from ..models import WorkflowVote
 from ..process import meters, traces
 from ..reading import claims_read
 from ..signals import entered_step, step_changed
 from ..work import due_instants, rearming
-from . import log_rows, owed_effects, sla_clocks
+from . import log_rows, owed_effects, save_signals, sla_clocks
 from .log_rows import log_values
 from .rescheduling import reschedule
 from .routes import with_values
@@ -65,7 +65,7 @@ def _alone(
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return False
     step = event.to_state if model.workflow.state_attribute in changes else None
-    declared = model.workflow.steps.get(step) if step else None
+    declared = workflow_of(record).steps.get(step) if step else None
     follow_writes = step is not None and (
         model.workflow.has_votes
         or declared is None
@@ -98,7 +98,7 @@ def move_locked(
 
 def _derived(record: Any, event: Event, changes: dict[str, Any]) -> dict[str, Any]:
     """``changes`` with what the move derives: the holder let go, the due instant."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     changes = claims_read.leaving(workflow, event.from_state, changes)
     if workflow.state_attribute in changes and workflow.has_deadlines:
         changes = {**changes, NEXT_DUE_AT: due_instants.entering(record, changes)}
@@ -123,7 +123,8 @@ def _write_one(
     rows as they were before it waited: its answers could be stale.)"""
     model = type(record)
     step = event.to_state if model.workflow.state_attribute in changes else None
-    moved = Moved(model, db, step, [(record.pk, event)], {record.pk: record}, caller=record)
+    one = [(record.pk, event)]
+    moved = Moved(model, db, step, one, {record.pk: record}, record, workflow=workflow_of(record))
     if not _compiled(model, guard, changes):
         rows = model._base_manager.using(db).filter(pk=record.pk, **guard)
         if not write(rows, changes, db, record):
@@ -144,7 +145,7 @@ def _compiled(model: Any, guard: dict[str, Any], changes: dict[str, Any]) -> boo
     save signals, nobody listening to the log's, plain values on one table. Otherwise the
     ORM writes it (``write``) and the log row follows (``log_rows.write``)."""
     return (
-        not _save_signals(model)
+        not save_signals.sent_by(model)
         and writes.logs_quietly()
         and writes.fits(model, changes)
         and writes.fits(model, guard)
@@ -203,7 +204,7 @@ def write(rows: Any, changes: dict[str, Any], db: str, record: Any = None) -> in
     with the caller's ``INSTANCE_NOTES`` (``record``: the caller's instance).
     """
     model = rows.model
-    if not _save_signals(model):
+    if not save_signals.sent_by(model):
         return rows.update(**changes)
     written = rows.first()
     if written is None:
@@ -213,18 +214,20 @@ def write(rows: Any, changes: dict[str, Any], db: str, record: Any = None) -> in
     for note in INSTANCE_NOTES:
         if record is not None and hasattr(record, note):
             setattr(written, note, getattr(record, note))
-    _pre_save(model, written, changes, db)
+    save_signals.pre(model, written, changes, db)
     count = rows.update(**changes)
     if count:
-        _post_save(model, written, changes, db)
+        save_signals.post(model, written, changes, db)
     return count
 
 
-def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db: str) -> list[Any]:
+def move_many(
+    model: Any, claim: Any, changes: dict[str, Any], event: Event, db: str, workflow: Any = None
+) -> list[Any]:
     """Write ``changes`` to every row ``claim`` selects; log and announce each; return the keys.
 
-    Runs inside the caller's transaction, which holds the claim's row locks.
-    """
+    Runs inside the caller's transaction, which holds the claim's row locks; ``workflow``
+    is the rows' version of the declaration (default: the current one)."""
     changes = claims_read.leaving(model.workflow, event.from_state, changes)
     step = changes.get(model.workflow.state_attribute)
     per_record = False
@@ -238,20 +241,21 @@ def move_many(model: Any, claim: Any, changes: dict[str, Any], event: Event, db:
     pks = list(entered)
     if not pks:
         return pks
-    signals = _save_signals(model)
+    signals = save_signals.sent_by(model)
     if signals:
         for instance in model._base_manager.using(db).in_bulk(pks).values():
             seen = {**changes, **clocks_of.get(instance.pk, {})}
-            _pre_save(model, with_values(instance, seen), changes, db)
+            save_signals.pre(model, with_values(instance, seen), changes, db)
     model._base_manager.using(db).filter(pk__in=pks).update(**changes)
     if per_record:  # deadlines counted from the record's own fields, zone or calendar
         reschedule(model, pks, db)
     if signals:
         written = {**changes, NEXT_DUE_AT: None} if per_record else changes
         for instance in model._base_manager.using(db).in_bulk(pks).values():
-            _post_save(model, instance, written, db)
+            save_signals.post(model, instance, written, db)
     events = [(pk, replace(event, from_state_entered_at=entered[pk])) for pk in pks]
-    follow(Moved(model, db, step, events, entered_at=changes.get(STATE_ENTERED_AT)), logged=False)
+    entered_at = changes.get(STATE_ENTERED_AT)
+    follow(Moved(model, db, step, events, entered_at=entered_at, workflow=workflow), logged=False)
     return pks
 
 
@@ -272,6 +276,8 @@ class Moved:
     entered_at: Any = None
     ends_stay: bool = True
     answers: Answers = field(default_factory=dict)
+    #: The version of the declaration the records run on (``None``: the model's current).
+    workflow: Any = None
 
 
 def follow(moved: Moved, logged: bool) -> None:
@@ -286,12 +292,13 @@ def follow(moved: Moved, logged: bool) -> None:
         return
     if moved.ends_stay and model.workflow.has_votes:
         discard_votes(pks, model, db)
-    owed_effects.owe(model, step, [(pk, _entered_at(moved, pk)) for pk in pks], db)
+    declared = moved.workflow or model.workflow
+    owed_effects.owe(model, step, [(pk, _entered_at(moved, pk)) for pk in pks], db, declared)
     instances = moved.instances
     if not instances and step_changed.has_listeners(model):
         instances = model._base_manager.using(db).in_bulk(pks)
     for pk, event in moved.events:
-        announce(model, pk, instances.get(pk), event, db)
+        announce(model, pk, instances.get(pk), event, db, declared)
     for hook in AFTER_MOVES:
         hook(model, pks, db, step, moved.caller, moved.answers)
 
@@ -308,29 +315,6 @@ def discard_votes(pks: list[Any], model: Any, db: str) -> None:
     content_type = ContentType.objects.db_manager(db).get_for_model(model)
     keys = [str(pk) for pk in pks]
     WorkflowVote.objects.using(db).filter(content_type=content_type, object_id__in=keys).delete()
-
-
-def _save_signals(model: Any) -> bool:
-    """Whether step changes send ``pre_save``/``post_save`` (``Workflow.save_signals``)."""
-    return model.workflow.save_signals and (
-        pre_save.has_listeners(model) or post_save.has_listeners(model)
-    )
-
-
-def _pre_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> None:
-    fields = frozenset(written)
-    pre_save.send(sender=model, instance=instance, raw=False, using=db, update_fields=fields)
-
-
-def _post_save(model: Any, instance: Any, written: dict[str, Any], db: str) -> None:
-    post_save.send(
-        sender=model,
-        instance=instance,
-        created=False,
-        update_fields=frozenset(written),
-        raw=False,
-        using=db,
-    )
 
 
 def entry_changes(workflow: CompiledWorkflow, step: str, now: datetime) -> dict[str, Any]:
@@ -376,7 +360,7 @@ ASKED_ON_ENTRY: list[Callable[..., writes.Question | None]] = []
 Answers = dict[Callable[..., Any], Any]
 
 
-def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
+def announce(model: Any, pk: Any, instance: Any, event: Event, db: str, workflow: Any) -> None:
     span = traces.moved(model, pk, event, db)
     if instance is not None and step_changed.has_listeners(model):
         signal = partial(
@@ -390,7 +374,7 @@ def announce(model: Any, pk: Any, instance: Any, event: Event, db: str) -> None:
             actor=event.actor,
         )
         transaction.on_commit(signal, using=db)
-    step = model.workflow.steps.get(event.to_state)
+    step = workflow.steps.get(event.to_state)
     if step is not None and (step.is_automatic or step.on_enter is not None):
         # work follows the entry: the transport queues it
         follow_up = partial(entered_step.send, sender=model, pk=pk, step=event.to_state)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..model.versions import workflow_of
+
 
 def offered(
     record: Any, actor: Any, values_for: Callable[[Any], dict[str, Any]] | None = None
@@ -19,7 +21,7 @@ def offered(
     fills in itself (policies and ``when`` see them)."""
     from . import permits  # the runtime, loaded by a request, not on import
 
-    transitions = type(record).workflow.transitions_in(record.workflow.current_step)
+    transitions = workflow_of(record).transitions_in(record.workflow.current_step)
     return [
         t for t in transitions if permits(record, t, actor, values_for(t) if values_for else {})
     ]

@@ -21,10 +21,13 @@ from ..reading.owed_effects_read import pending
 BATCH_SIZE = 500
 
 
-def owe(model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str) -> None:
-    """Owe ``step``'s ``on_enter`` to each ``(key, entry instant)``, in the caller's
-    transaction (the move's): it commits with the entry or not at all."""
-    declared = model.workflow.steps.get(step)
+def owe(
+    model: Any, step: str, entries: Iterable[tuple[Any, datetime]], db: str, workflow: Any = None
+) -> None:
+    """Owe ``step``'s ``on_enter`` (as ``workflow``, the records' version, declares it) to
+    each ``(key, entry instant)``, in the caller's transaction (the move's): it commits
+    with the entry or not at all."""
+    declared = (workflow or model.workflow).steps.get(step)
     if declared is None or declared.on_enter is None:
         return
     content_type = ContentType.objects.db_manager(db).get_for_model(model)

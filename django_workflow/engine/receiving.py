@@ -44,6 +44,7 @@ from ..model.event_input import deliver_one
 from ..model.log_values import check_event_data, text_problem
 from ..model.registry import workflow_models
 from ..model.triggers import Outcome, Trigger
+from ..model.versions import workflow_of
 from ..models import EventDelivery
 from .manual import take_locked
 from .sql import delivery_statements
@@ -248,7 +249,7 @@ def apply_event(
     """The transition, as trigger ``event``: no actor, no policy, ``data``'s accepted
     values, the log row's ``data`` naming the event. ``record`` is locked, as read;
     ``along`` is written with the move."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     step = getattr(record, workflow.state_attribute)
     declared = workflow.transition(step, receive.transition)
     if declared is None:

@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT
+from ..model.versions import workflow_of
 from ..models import DeadlineDeclaration
 from ..process.pacing import turn
 from ..reading import attempts_read
@@ -58,7 +59,7 @@ def _waits(model: Any, records: list[Any], now: datetime | None, db: str) -> dic
     now = now or timezone.now()
     for row in attempts.exclude(work__startswith=names.STEP_PREFIX):
         record = by_key[row.object_id]
-        work = next((w for w in model.workflow.works if w.name == row.work), None)
+        work = next((w for w in model.workflow.all_works if w.name == row.work), None)
         if work is None or due_at(work, record, now) != row.round_key:
             continue  # a deadline no longer declared, or an attempt of an earlier round
         if row.halted:
@@ -76,9 +77,9 @@ def store(model: Any, records: list[Any], db: str, now: datetime | None = None, 
     puts it back into a declared step, which computes them again.
     """
     stale = []
-    steps, state = model.workflow.steps, model.workflow.state_attribute
+    state = model.workflow.state_attribute
     for record in records:
-        if getattr(record, state) not in steps:
+        if getattr(record, state) not in workflow_of(record).steps:
             continue
         due = next_due(record, now, (waits or {}).get(record.pk))
         if due != getattr(record, NEXT_DUE_AT):

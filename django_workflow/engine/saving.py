@@ -13,6 +13,7 @@ from ..errors import (
 from ..model.columns import NEXT_DUE_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from ..work import due_instants, rearming
 from . import log_rows
 from .action_saves import COLLECTING, prepared
@@ -40,7 +41,7 @@ def create_record(
 
 def starting(record: Any) -> None:
     """Put on a new instance the ``next_due_at`` of its initial step."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if workflow.has_deadlines and workflow.initial_step is not None:
         entry = {workflow.state_attribute: workflow.initial_step}
         setattr(record, NEXT_DUE_AT, due_instants.entering(record, entry))
@@ -55,7 +56,7 @@ def save_record(
     re-arms its action timeouts, and a changed due instant is stored, guarded
     by the step the instance was loaded in.
     """
-    workflow: CompiledWorkflow = type(record).workflow
+    workflow: CompiledWorkflow = workflow_of(record)
     db = kwargs.get("using") or database(record)
     loaded = _loaded_step(record, db)
     step = getattr(record, workflow.state_attribute)
@@ -84,7 +85,7 @@ def save_record(
 
 def _due_if_changed(record: Any, loaded: str | None) -> tuple[Any] | None:
     """``(due,)`` when the instance's deadlines fall due at another instant than stored."""
-    if loaded is None or not type(record).workflow.has_deadlines:
+    if loaded is None or not workflow_of(record).has_deadlines:
         return None
     due = due_instants.next_due(record)
     if NEXT_DUE_AT not in record.__dict__:  # deferred: the stored value is unknown
@@ -95,7 +96,7 @@ def _due_if_changed(record: Any, loaded: str | None) -> tuple[Any] | None:
 def _loaded_step(record: Any, db: str) -> str | None:
     """The step the instance was loaded in; read again when it was deferred, then assigned."""
     loaded = rearming.loaded_step(record)
-    attribute = type(record).workflow.state_attribute
+    attribute = workflow_of(record).state_attribute
     if loaded is None and attribute in record.__dict__:
         rows = type(record)._base_manager.using(db).filter(pk=record.pk)
         loaded = rows.values_list(attribute, flat=True).first()
@@ -104,7 +105,7 @@ def _loaded_step(record: Any, db: str) -> str | None:
 
 def _own_fields(record: Any, fields: Iterable[str] | None) -> list[str]:
     """The fields a save writes, less the workflow's columns and any deferred field."""
-    owned = type(record).workflow.owned_columns
+    owned = workflow_of(record).owned_columns
     if fields is None:
         deferred = record.get_deferred_fields()
         fields = [

@@ -10,6 +10,7 @@ from django.db.models import Case, F, Value, When
 
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import Event
+from ..model.versions import workflow_of
 from ..work import sla_clocks_read
 
 leaving = sla_clocks_read.leaving
@@ -20,7 +21,7 @@ def leaving_one(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The guard and changes of one record's move: a running clock adds the stay the
     instance saw, so the row must still be in that stay."""
-    if not sla_clocks_read.running_in(type(record).workflow, event.from_state):
+    if not sla_clocks_read.running_in(workflow_of(record), event.from_state):
         return guard, changes
     entered = getattr(record, STATE_ENTERED_AT)
     guard = {**guard, STATE_ENTERED_AT: entered}

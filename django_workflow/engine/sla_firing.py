@@ -15,6 +15,7 @@ from django.db import transaction
 
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from ..process.pacing import turn
 from ..scheduling import due_at
 from ..work import SlaAlarm, due_instants
@@ -54,7 +55,7 @@ def fire_alarms(model: Any, work: Any, pks: list[Any], now: datetime, db: str) -
 
 
 def _fire(record: Any, work: Any, now: datetime) -> None:
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     data = {"sla": work.sla, "alarm": work.alarm}
     target = _target(record, work)
     if target is not None:
@@ -75,7 +76,7 @@ def _target(record: Any, work: Any) -> str | None:
     calls none, or the step does not offer it (then the alarm is only marked)."""
     if work.transition is None:
         return None
-    declared = type(record).workflow.transition(work.step, work.transition)
+    declared = workflow_of(record).transition(work.step, work.transition)
     if declared is None:
         return None
     return declared.to or choose_route(declared.routes, record, database(record))

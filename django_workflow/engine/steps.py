@@ -33,6 +33,7 @@ from ..errors import NoRouteMatched
 from ..model.columns import STATE_ENTERED_AT
 from ..model.compiled import CompiledWorkflow
 from ..model.triggers import Event, Trigger
+from ..model.versions import version_column, version_workflow, workflow_of
 from ..process import meters, stopping, traces
 from ..process.pacing import turn
 from ..reading import attempts_read
@@ -59,12 +60,20 @@ UNKNOWN = object()
 
 def run_steps(model: Any, step: str, *, budget: float = BUDGET) -> tuple[int, bool]:
     """Run the records waiting in automatic step ``step`` until none is left, the worker
-    stops or ``budget`` seconds have passed: (how many moved on, whether some may be left)."""
-    work = _work(model, step)
-    if work is None:
-        return 0, False
-    db = router.db_for_write(model)
+    stops or ``budget`` seconds have passed: (how many moved on, whether some may be left).
+    On a model with versions, the records of each version that runs ``step`` automatically."""
     ends = time.monotonic() + budget
+    moved = 0
+    for work in works_of(model, step):
+        count, left = _run_waiting(model, work, ends)
+        moved += count
+        if left:
+            return moved, True
+    return moved, False
+
+
+def _run_waiting(model: Any, work: Work, ends: float) -> tuple[int, bool]:
+    db = router.db_for_write(model)
     moved, skip = 0, set()
     while True:
         now = timezone.now()
@@ -102,23 +111,26 @@ def run_step(model: Any, pk: Any, step: str, *, now: datetime | None = None) -> 
     attempt is released and runs again. Returns the step the record moved to,
     or ``None`` when it did not move.
     """
-    work = _work(model, step)
-    if work is None:
-        return None
     db = router.db_for_write(model)
-    rows = model._base_manager.using(db).filter(pk=pk, **{work.state_attribute: step})
-    entered = rows.values_list(STATE_ENTERED_AT, flat=True).first()
-    if entered is None:  # moved on, or gone, since it was queued
+    rows = model._base_manager.using(db).filter(pk=pk, **{model.workflow.state_attribute: step})
+    record = rows.only(STATE_ENTERED_AT, *version_column(model)).first()
+    work = _work(workflow_of(record), step) if record is not None else None
+    if work is None:  # moved on, or gone, since it was queued; or not automatic there
         return None
+    entered = getattr(record, STATE_ENTERED_AT)
     return _run_entry(model, work, pk, entered, UNKNOWN, now or timezone.now(), db)
 
 
-def _work(model: Any, step: str) -> Work | None:
-    workflow: CompiledWorkflow = model.workflow
+def works_of(model: Any, step: str) -> list[Work]:
+    """The automatic step ``step`` of each version that declares it so."""
+    return [w for version in model.workflow.family() if (w := _work(version, step)) is not None]
+
+
+def _work(workflow: CompiledWorkflow, step: str) -> Work | None:
     declared = workflow.steps.get(step)
     if declared is None or not declared.is_automatic:
         return None
-    return workflow.work(names.step_work(step))
+    return workflow.own_work(names.step_work(step))
 
 
 def _attempt_rows(model: Any, work: Work, pks: list[Any], db: str) -> dict[str, Any]:
@@ -165,11 +177,11 @@ def _run_action(
 ) -> str | None:
     """The action, the route and the move in one transaction; a failure spends the attempt."""
     step = work.step
-    workflow: CompiledWorkflow = model.workflow
+    workflow: CompiledWorkflow = version_workflow(model, work.version)
     try:
         with transaction.atomic(using=db):
             record = step_statements.locked_entry(model, step, pk, entered, db)
-            if record is None:  # moved on meanwhile: this round is over
+            if record is None or not work.runs_for(record):  # moved on, or upgraded, meanwhile
                 step_statements.delete_attempt(model, str(pk), work.name, db)
                 return None
             with collecting(record):

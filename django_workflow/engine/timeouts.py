@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from ..model.triggers import Event, Trigger
+from ..model.versions import version_workflow
 from ..process import meters, stopping, traces
 from ..process.pacing import turn
 from ..scheduling import due_at
@@ -25,7 +26,8 @@ def _event(work: Work) -> Event:
 def move_due(picking: Picking, work: Work, records: list[Any]) -> list[Any]:
     """Move the records the due-instant walk picked, each re-checked locked."""
     model, now, db = picking.model, picking.now, picking.db
-    changes = entry_changes(model.workflow, work.transition_to, now)
+    workflow = version_workflow(model, work.version)
+    changes = entry_changes(workflow, work.transition_to, now)
     state = model.workflow.state_attribute
     pks = [record.pk for record in records]
     with transaction.atomic(using=db):
@@ -36,7 +38,7 @@ def move_due(picking: Picking, work: Work, records: list[Any]) -> list[Any]:
         if not due:
             return []
         rows = model._base_manager.using(db).filter(pk__in=due)
-        moved = list(move_many(model, rows, changes, _event(work), db))
+        moved = list(move_many(model, rows, changes, _event(work), db, workflow))
         meters.fired(model, [instants[pk] for pk in moved], db)
         return moved
 
@@ -45,21 +47,22 @@ def move_due(picking: Picking, work: Work, records: list[Any]) -> list[Any]:
 def move_matching(picking: Picking, work: Work) -> list[Any]:
     """A self-scheduled timeout: the records its ``match`` finds, moved a batch at a time."""
     model, db, size = picking.model, picking.db, picking.batch_size
-    changes = entry_changes(model.workflow, work.transition_to, picking.now)
+    workflow = version_workflow(model, work.version)
+    changes = entry_changes(workflow, work.transition_to, picking.now)
     fired: list[Any] = []
     skip: set[Any] = set()
     while not stopping.requested():
         with turn(db), transaction.atomic(using=db):
             claim = picking.matching(work, skip).select_for_update(skip_locked=True)[:size]
             if work.exact:
-                claimed = moved = move_many(model, claim, changes, _event(work), db)
+                claimed = moved = move_many(model, claim, changes, _event(work), db, workflow)
             else:  # business days: the query is a pre-filter, due_at decides
                 records = list(claim)
                 claimed = [record.pk for record in records]
                 due = [record.pk for record in records if picking.is_due(work, record)]
                 skip.update(set(claimed) - set(due))
                 rows = model._base_manager.using(db).filter(pk__in=due)
-                moved = move_many(model, rows, changes, _event(work), db) if due else []
+                moved = move_many(model, rows, changes, _event(work), db, workflow) if due else []
         fired.extend(moved)
         if len(claimed) < size:
             break

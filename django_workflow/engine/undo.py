@@ -28,13 +28,14 @@ from ..durations import parse_timedelta
 from ..errors import StaleRecord, UndoNotPermitted, WorkflowPermissionDenied
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from ..reading import attempts_read
 from ..reading.log_rows_read import history, last_step_change
 
 
 def undoable_row(record: Any, actor: Any = None) -> Any:
     """The log row an undo by ``actor`` would reverse; ``UndoNotPermitted`` says why not."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     undo = workflow.undo
     if not isinstance(undo, Undo) or workflow.log is not True:
         raise UndoNotPermitted("undo_not_enabled", "This workflow has no undo (Workflow.undo).")
@@ -127,7 +128,7 @@ def _work_started(record: Any, row: Any) -> bool:
     from . import database
 
     model, db = type(record), database(record)
-    works = [work.name for work in model.workflow.works if work.step == row.to_state]
+    works = [work.name for work in workflow_of(record).works if work.step == row.to_state]
     entered = getattr(record, STATE_ENTERED_AT)
     attempts = attempts_read.rows(model, db).filter(object_id=str(record.pk), work__in=works)
     return attempts.filter(round_key__gte=entered).exists()
@@ -136,7 +137,7 @@ def _work_started(record: Any, row: Any) -> bool:
 def _every_firings(record: Any, step: str) -> Q:
     """The log rows the everies of ``step`` write: same-step rows of a deadline, named
     after the every."""
-    declared = type(record).workflow.steps.get(step)
+    declared = workflow_of(record).steps.get(step)
     names = [every.name for every in declared.everies] if declared is not None else []
     same_step = Q(from_state=step, to_state=step, triggered_by=Trigger.TIMEOUT)
     return same_step & Q(transition_name__in=names) if names else Q(pk__in=[])
@@ -156,7 +157,7 @@ def run_undo(record: Any, actor: Any = None) -> Any:
     """
     from . import database
 
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     attribute = workflow.state_attribute
     step = getattr(record, attribute)
     with transaction.atomic(using=database(record)):
@@ -170,7 +171,7 @@ def _undo(record: Any, row: Any, step: str, actor: Any) -> Any:
     from .. import engine
     from . import owed_effects
 
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if step != row.to_state:  # moved outside the workflow since the log's last change
         raise UndoNotPermitted(
             "not_undoable", f"The record is in {step!r}, not where its last change left it."

@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ..model.columns import STATE_ENTERED_AT
 from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
 from ..models import WorkflowVote
 from ..reading.votes_read import actor_key, quorum
 from .moves import database, log_event
@@ -58,7 +59,7 @@ def cast(record: Any, decision: Any, event: Event, move_on: Callable[[], Any]) -
 
 def retract(record: Any, name: str, actor: Any, comment: str = "") -> Any:
     """Withdraw ``actor``'s vote for ``name`` in the record's current stay (logged)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     step = getattr(record, workflow.state_attribute)
     if quorum(workflow.transition(step, name)) is None:
         raise TransitionNotAllowed(record, name, step)

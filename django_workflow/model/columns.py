@@ -7,6 +7,9 @@ from typing import Any
 #: When the record entered its current step.
 STATE_ENTERED_AT = "state_entered_at"
 
+#: The version of the declaration a record runs on (models that declare versions).
+WORKFLOW_VERSION = "workflow_version"
+
 
 #: The entity name ``Step(on_enter=...)`` runs under: its work and its log rows.
 ON_ENTER = "on_enter"

@@ -8,13 +8,12 @@ typed attributes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from ..declaration import Sla, Step, Transition, Undo, humanise
-from ..work import Work, compile_works, soonest_at_entry
+from ..work import Work, compile_works, names, soonest_at_entry
 from ..work.compiling import releases
 from ..work.sla import ALARMS, alarm_label
 from .columns import (
@@ -23,57 +22,12 @@ from .columns import (
     ASSIGNEE_ID,
     NEXT_DUE_AT,
     STATE_ENTERED_AT,
+    WORKFLOW_VERSION,
     sla_columns,
 )
+from .options import OPTIONS, Problem
 
 __all__ = ["OPTIONS", "STATE_ENTERED_AT", "CompiledWorkflow", "Problem", "compile_workflow"]
-
-
-def _text(value: Any) -> bool:
-    return isinstance(value, str) and bool(value)
-
-
-#: Every option ``class Workflow:`` accepts: its default, a test of its type, and what it must be.
-OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {
-    "state_attribute": (
-        "state",
-        lambda v: isinstance(v, str) and v.isidentifier() and v != STATE_ENTERED_AT,
-        f"an identifier other than {STATE_ENTERED_AT!r}",
-    ),
-    "check_interval": ("* * * * *", _text, "a cron expression"),
-    "queue": ("workflow", _text, "a non-empty string"),
-    "scheduler": ("polling", _text, "the name of a scheduler"),
-    "log": (False, lambda v: isinstance(v, bool), "True or False"),
-    "undo": (None, lambda v: v is None or isinstance(v, Undo), "an Undo(...)"),
-    "policies": ({}, lambda v: isinstance(v, dict), "a dict of transition name to policy"),
-    "calculations": ({}, lambda v: isinstance(v, dict), "a dict of name to expression"),
-    "time_zone": ("UTC", _text, "an IANA time zone name"),
-    "time_zone_field": (None, lambda v: v is None or _text(v), "a field name"),
-    "holidays": (None, lambda v: True, "a holidays calendar"),
-    "working_hours": (None, lambda v: v is None or _text(v), "a string such as '09:00-17:00'"),
-    "save_signals": (True, lambda v: isinstance(v, bool), "True or False"),
-    "assignment": (False, lambda v: isinstance(v, bool), "True or False"),
-    "slas": (
-        {},
-        lambda v: isinstance(v, dict) and all(isinstance(s, Sla) for s in v.values()),
-        "a dict of name to Sla(...)",
-    ),
-    "from_any_step": (
-        (),
-        lambda v: isinstance(v, list | tuple) and all(isinstance(t, Transition) for t in v),
-        "a list of Transition(...)",
-    ),
-    "events": ({}, lambda v: isinstance(v, dict), "a dict of event name to Receive(...)"),
-}
-
-
-@dataclass(frozen=True)
-class Problem:
-    """An option given a value of the wrong type (read as its default meanwhile)."""
-
-    option: str
-    value: Any
-    expected: str
 
 
 @dataclass
@@ -97,8 +51,28 @@ class CompiledWorkflow:
     from_any_step: tuple[Transition, ...] | list[Transition] = ()
     slas: dict[str, Sla] = field(default_factory=dict)
     events: dict[str, Any] = field(default_factory=dict)
+    version: int = 1
+    previous: tuple[type, ...] | list[type] = ()
     unknown_options: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    #: Every declared version, the current one included, by number (shared by all of
+    #: them); ``None`` on a model that declares no ``version`` nor ``previous``.
+    versions: dict[int, CompiledWorkflow] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def current(self) -> CompiledWorkflow:
+        """The version new records start on (itself on a model without versions)."""
+        return self if self.versions is None else self.versions[max(self.versions)]
+
+    @property
+    def lowest_version(self) -> int:
+        return self.version if self.versions is None else min(self.versions)
+
+    def family(self) -> list[CompiledWorkflow]:
+        """Every declared version, oldest first (itself alone without versions)."""
+        if self.versions is None:
+            return [self]
+        return [self.versions[number] for number in sorted(self.versions)]
 
     @property
     def initial_step(self) -> str | None:
@@ -155,23 +129,49 @@ class CompiledWorkflow:
 
     @cached_property
     def works(self) -> tuple[Work, ...]:
-        """Every unit of work: automatic steps, timeouts, every and join re-checks, in
-        declaration order."""
+        """Every unit of work of this version: automatic steps, timeouts, every and join
+        re-checks, in declaration order."""
         return compile_works(self)
 
+    @cached_property
+    def all_works(self) -> tuple[Work, ...]:
+        """The works of every declared version, oldest version first: what the schedulers
+        run (each finds the records on its own version)."""
+        return tuple(work for version in self.family() for work in version.works)
+
     def work(self, name: str) -> Work:
-        for work in self.works:
+        """The work of any version named ``name`` (its durable name, version mark
+        included: ``step:check@v2``)."""
+        return self._find(self.all_works, name)
+
+    def own_work(self, name: str) -> Work:
+        """This version's work ``name``, given without its version mark (``step:check``)."""
+        wanted = names.versioned(name, self.version) if self.versions is not None else name
+        return self._find(self.works, wanted)
+
+    def newest_work(self, name: str) -> Work:
+        """The work ``name`` (without its version mark) of the newest version declaring
+        it: what a task named by its step alone runs (an ``on_enter`` owed)."""
+        for version in reversed(self.family()):
+            try:
+                return version.own_work(name)
+            except LookupError:
+                continue
+        return self.own_work(name)  # raises, naming the works
+
+    def _find(self, works: tuple[Work, ...], name: str) -> Work:
+        for work in works:
             if work.name == name:
                 return work
         raise LookupError(
             f"{self.model.__name__} has no work {name!r}; "
-            f"its works are: {', '.join(w.name for w in self.works)}."
+            f"its works are: {', '.join(w.name for w in self.all_works)}."
         )
 
     @cached_property
     def fired_anchors(self) -> tuple[tuple[str, str], ...]:
-        """(fired column, anchor) of each action timeout."""
-        return tuple((w.fired_field, w.deadline.field) for w in self.works if w.fired_field)
+        """(fired column, anchor) of each action timeout, of every version."""
+        return tuple((w.fired_field, w.deadline.field) for w in self.all_works if w.fired_field)
 
     @cached_property
     def _fired_by_step(self) -> dict[str, list[str]]:
@@ -203,8 +203,13 @@ class CompiledWorkflow:
 
     @cached_property
     def has_deadlines(self) -> bool:
-        """Whether any step has a deadline a scheduler runs, a join it re-checks or claims it
-        releases (readable before the model exists)."""
+        """Whether a step of any version has a deadline a scheduler runs, a join it
+        re-checks or claims it releases (readable before the model exists)."""
+        return any(version.declares_deadlines for version in self.family())
+
+    @cached_property
+    def declares_deadlines(self) -> bool:
+        """``has_deadlines`` of this version alone."""
         return (
             any(
                 getattr(deadline, "self_scheduled", False) is not True
@@ -226,9 +231,16 @@ class CompiledWorkflow:
 
     @cached_property
     def has_votes(self) -> bool:
-        """Whether a transition counts votes (``quorum``): a step change then discards them."""
-        declared = [t for step in self.steps.values() for t in step.transitions]
-        return any(t.quorum is not None for t in [*declared, *self.from_any_step])
+        """Whether a transition of any version counts votes (``quorum``): a step change
+        then discards them."""
+        return any(
+            t.quorum is not None
+            for version in self.family()
+            for t in [
+                *(t for s in version.steps.values() for t in s.transitions),
+                *version.from_any_step,
+            ]
+        )
 
     def claims(self, step_name: str) -> bool:
         """Whether ``step_name`` is a ``Step(claim=True)`` of a workflow with ``assignment``:
@@ -242,11 +254,14 @@ class CompiledWorkflow:
         owned = {self.state_attribute, STATE_ENTERED_AT, NEXT_DUE_AT}
         if self.assignment:
             owned.update((ASSIGNEE, ASSIGNEE_ID, ASSIGNED_AT))
-        for work in self.works:
-            columns = (work.fired_field, work.last_fired_field, work.count_field)
-            owned.update(c for c in columns if c)
-        for name in self.clocked_slas:
-            owned.update(sla_columns(name))
+        if self.versions is not None:
+            owned.add(WORKFLOW_VERSION)
+        for version in self.family():
+            for work in version.works:
+                columns = (work.fired_field, work.last_fired_field, work.count_field)
+                owned.update(c for c in columns if c)
+            for name in version.clocked_slas:
+                owned.update(sla_columns(name))
         return frozenset(owned)
 
     def queryset(self, using: str | None = None) -> Any:
@@ -255,7 +270,12 @@ class CompiledWorkflow:
         return rows.alias(**self.calculations) if self.calculations else rows
 
     def choices(self) -> list[tuple[str, Any]]:
-        return [(name, self.step_label(name)) for name in self.steps]
+        """Each step of every version (the current version's first) with its label."""
+        choices: dict[str, Any] = {}
+        for version in [self, *reversed(self.family())]:
+            for name in version.steps:
+                choices.setdefault(name, version.step_label(name))
+        return list(choices.items())
 
     def step_label(self, name: str) -> Any:
         """A step's ``label``, else its humanised name (also for undeclared steps)."""
@@ -294,7 +314,27 @@ class CompiledWorkflow:
 
 
 def compile_workflow(model: Any, declaration: type) -> CompiledWorkflow:
-    """Read an inner ``Workflow`` class: steps in declaration order, then options."""
+    """Read an inner ``Workflow`` class and, when it declares ``version`` or ``previous``,
+    each earlier declaration it keeps (docs: versions)."""
+    current = compile_declaration(model, declaration)
+    if not _declares_versions(declaration):
+        return current
+    versions = {current.version: current}
+    for older in current.previous:
+        compiled = compile_declaration(model, older)
+        versions.setdefault(compiled.version, compiled)  # a duplicate: the checks say so
+    for compiled in versions.values():
+        compiled.versions = versions
+    versions[current.version] = current  # the current one wins a duplicate number
+    return current
+
+
+def _declares_versions(declaration: type) -> bool:
+    return any("version" in vars(k) or "previous" in vars(k) for k in declaration.__mro__)
+
+
+def compile_declaration(model: Any, declaration: type) -> CompiledWorkflow:
+    """Read one declaration class: steps in declaration order, then options."""
     steps: dict[str, Step] = {}
     options: dict[str, Any] = {}
     unknown: list[str] = []

@@ -25,6 +25,7 @@ from .columns import (
     ASSIGNEE,
     NEXT_DUE_AT,
     STATE_ENTERED_AT,
+    WORKFLOW_VERSION,
     fired_column,
     fired_count_column,
     last_fired_column,
@@ -96,6 +97,34 @@ def _state_field(workflow: CompiledWorkflow) -> models.Field:
         db_index=True,
         editable=False,
         help_text="The workflow step this record is in.",
+    )
+
+
+class VersionField(models.PositiveSmallIntegerField):
+    """The declaration version a record runs on. A new row gets the current version;
+    migrations see the lowest declared one as the default, which the migration adding
+    the field gives the rows already there."""
+
+    def __init__(self, *args: Any, current: int | None = None, **kwargs: Any) -> None:
+        self.current = current
+        super().__init__(*args, **kwargs)
+
+    def get_default(self) -> Any:
+        return self.current if self.current is not None else super().get_default()
+
+    def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
+        name, _path, args, kwargs = super().deconstruct()
+        return name, "django.db.models.PositiveSmallIntegerField", args, kwargs
+
+
+def _version_field(workflow: CompiledWorkflow) -> models.Field:
+    return VersionField(
+        "workflow version",
+        default=workflow.lowest_version,
+        current=workflow.current.version,
+        db_index=True,
+        editable=False,
+        help_text="The version of the workflow declaration this record runs on.",
     )
 
 
@@ -224,6 +253,13 @@ def contribute(attrs: dict[str, Any], bases: tuple[type, ...], declaration: type
         attrs[state_attribute] = _state_field(workflow)
     if not defines(STATE_ENTERED_AT, attrs, bases):
         attrs[STATE_ENTERED_AT] = _entered_at_field()
+    if workflow.versions is not None and not defines(WORKFLOW_VERSION, attrs, bases):
+        attrs[WORKFLOW_VERSION] = _version_field(workflow)
+    for version in workflow.family():  # each version's columns: its records keep them
+        _contribute_version(attrs, bases, version)
+
+
+def _contribute_version(attrs: dict[str, Any], bases: tuple[type, ...], workflow: Any) -> None:
     for name in workflow.transition_names:
         if name in LIBRARY_NAMES or not name.isidentifier() or keyword.iskeyword(name):
             continue

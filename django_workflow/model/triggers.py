@@ -38,6 +38,9 @@ class Trigger(models.TextChoices):
     ASSIGNMENT = "assignment", _("assignment")
     #: An event from outside (``Workflow.events``); ``data`` names the event and its id.
     EVENT = "event", _("event from outside")
+    #: A record moved to another version of its declaration (``data``: ``from_version``,
+    #: ``to_version``); its step changes only where the upgrade maps it elsewhere.
+    UPGRADE = "upgrade", _("version upgrade")
 
 
 class Outcome(models.TextChoices):

@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from ..model.columns import ASSIGNED_AT, ASSIGNEE, ASSIGNEE_ID
+from ..model.versions import workflow_of
 from ..policies import allowed, has_perm
 
 #: The policy name of who may assign records (``Workflow.policies["assign"]``).
@@ -93,7 +94,7 @@ def unheld() -> Q:
 def claimable(record: Any, actor: Any) -> bool:
     """Whether ``actor`` may claim ``record`` now: nobody holds it, and the policies let
     the actor call one of its step's transitions."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if not workflow.assignment or holder_id(record) is not None or not is_user(actor):
         return False
     step = getattr(record, workflow.state_attribute)
@@ -104,7 +105,7 @@ def claimable(record: Any, actor: Any) -> bool:
 def may_work_on(record: Any, actor: Any) -> bool:
     """Whether the policies let ``actor`` call at least one of the step's transitions
     (whoever holds it): who may claim a record."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     step = getattr(record, workflow.state_attribute)
     return any(
         allowed(workflow.policy_for(step, t.name), actor, record, t.name)
@@ -122,7 +123,7 @@ def may_release(record: Any, actor: Any) -> bool:
 
 def assign_policy(record: Any) -> Any:
     """``Workflow.policies["assign"]``, else the model's change permission."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if ASSIGN in workflow.policies:
         return workflow.policies[ASSIGN]
     meta = type(record)._meta
@@ -131,7 +132,7 @@ def assign_policy(record: Any) -> Any:
 
 def section(record: Any, user: Any) -> str:
     """Which section of ``user``'s work ``record`` belongs in (``SECTIONS``)."""
-    if not type(record).workflow.assignment:
+    if not workflow_of(record).assignment:
         return OTHER
     held_by = holder_id(record)
     if held_by is None:
@@ -143,7 +144,7 @@ def hold_offered(record: Any, user: Any) -> str:
     """``CLAIM`` when ``user`` may claim ``record`` now, ``RELEASE`` when they may let go
     of it (its holder, a stand-in, or whom the ``assign`` policy allows), else ``""``:
     the rules ``record.claim()`` and ``record.release()`` apply."""
-    if not type(record).workflow.assignment:
+    if not workflow_of(record).assignment:
         return ""
     if holder_id(record) is None:
         return CLAIM if claimable(record, user) else ""

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT
 from ..model.registry import workflow_models
+from ..model.versions import workflow_of
 from .actionable import actionable
 from .claims_read import claimable
 
@@ -113,7 +114,7 @@ def _available(record: Any, *, actor: Any) -> list[str]:
 
 def claims_first(record: Any) -> bool:
     """Whether the record's step is a ``claim=True`` step (its transitions need a holder)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     return workflow.claims(getattr(record, workflow.state_attribute))
 
 
@@ -146,7 +147,7 @@ def _order(record: Any) -> tuple[Any, ...]:
 
 
 def _item(record: Any, actions: tuple[str, ...], now: datetime) -> InboxItem:
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     due = _due(record)
     return InboxItem(
         record=record,

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from ..declaration import humanise
 from ..model.columns import ON_ENTER
 from ..model.triggers import Trigger
+from ..model.versions import workflow_of
 from ..work.record_time import zone_of
 from ..work.sla import fired_label
 from ..work.sla_clocks_read import in_business_hours
@@ -170,7 +171,7 @@ def sla_words(clock: Any, working_time: bool = False) -> str:
 
 def sla_clocks(record: Any) -> list[dict[str, str]]:
     """Each SLA of the record's workflow in words (``record.sla()``), in declaration order."""
-    slas = type(record).workflow.clocked_slas
+    slas = workflow_of(record).clocked_slas
     return [
         {
             "name": name,

@@ -40,8 +40,15 @@ class ModelFigures:
 
 
 def moving_steps(model: Any) -> list[str]:
-    """The declared steps records leave again: their counts change by the minute."""
-    return [name for name, step in model.workflow.steps.items() if not step.is_terminal]
+    """The steps records leave again in some declared version: their counts change by
+    the minute."""
+    moving = {
+        name
+        for version in model.workflow.family()
+        for name, step in version.steps.items()
+        if not step.is_terminal
+    }
+    return [name for name, _label in model.workflow.choices() if name in moving]
 
 
 def read_figures(

@@ -15,7 +15,7 @@ from django.db import router
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT, WORKFLOW_VERSION
 from ..reading import attempts_read
 from ..reading.key_lists import among
 from ..reading.owed_effects_read import pending
@@ -96,8 +96,9 @@ def listed(
     model: Any, counts: dict[str, dict[str, Any]], late: dict[str, int], stuck: dict[str, int]
 ) -> list[StepStatus]:
     """The ``StepStatus`` of each declared step, then of each other step in ``counts``
-    (``{step: {"records": n, "oldest": entry}}``, ``oldest`` optional)."""
-    steps = model.workflow.steps
+    (``{step: {"records": n, "oldest": entry}}``, ``oldest`` optional). Declared: by any
+    version of the declaration."""
+    steps = [name for name, _label in model.workflow.choices()]
     return [
         StepStatus(
             step=name,
@@ -109,6 +110,12 @@ def listed(
         )
         for name in [*steps, *sorted(set(counts) - set(steps))]
     ]
+
+
+def records_per_version(model: Any, using: str | None = None) -> dict[int, int]:
+    """How many records run on each version of a model with versions: one query."""
+    rows = model._base_manager.using(using).order_by(WORKFLOW_VERSION)
+    return dict(rows.values_list(WORKFLOW_VERSION).annotate(records=Count("pk")))
 
 
 def _per_step(records: Any, state: str) -> dict[str, int]:

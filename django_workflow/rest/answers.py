@@ -72,6 +72,11 @@ class WorkflowStateSerializer(serializers.Serializer):
 
     step = serializers.CharField(help_text="The current step's name.")
     label = serializers.CharField(help_text="The current step's label.")
+    version = serializers.IntegerField(
+        allow_null=True,
+        help_text="The version of the declaration the record runs on; null on a model "
+        "without versions.",
+    )
     available_actions = WorkflowActionSerializer(
         many=True, help_text="The transitions the requester may call now."
     )

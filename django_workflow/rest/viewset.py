@@ -26,6 +26,7 @@ from ..errors import (
     WorkflowPermissionDenied,
     staff_text,
 )
+from ..model.versions import workflow_of
 from .answers import STATE_ERRORS, TRANSITION_ERRORS, WorkflowStateSerializer
 from .bodies import WorkflowCallSerializer, transition_serializer
 
@@ -42,7 +43,7 @@ def _body(request: Request) -> Any:
 
 def _stored_step(record: Any) -> str | None:
     """The record's step as stored now (``None`` when the row is gone)."""
-    attribute = type(record).workflow.state_attribute
+    attribute = workflow_of(record).state_attribute
     rows = type(record)._base_manager.using(record._state.db).filter(pk=record.pk)
     return rows.values_list(attribute, flat=True).first()
 
@@ -58,7 +59,7 @@ def _votes(record: Any) -> list[dict[str, Any]]:
     from ..engine import votes
 
     found = []
-    for transition in type(record).workflow.transitions_in(record.workflow.current_step):
+    for transition in workflow_of(record).transitions_in(record.workflow.current_step):
         needed = votes.quorum(transition)
         if needed is not None:
             voters = [str(voter) for voter in votes.voters(record, transition.name)]
@@ -84,7 +85,7 @@ class _Refused(Exception):
 def _declared(record: Any, name: str, step: str) -> Any:
     """The transition ``name`` as ``step`` declares it; refused when the workflow
     declares no such transition, or the step offers none of that name."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if name not in workflow.transition_names:
         raise _Refused(
             status.HTTP_404_NOT_FOUND,
@@ -223,7 +224,7 @@ class WorkflowViewSetMixin:
 
     def get_workflow_state(self, record: Any) -> Any:
         """The workflow state of ``record`` for the requester, as both endpoints answer."""
-        workflow = type(record).workflow
+        workflow = workflow_of(record)
         step = record.workflow.current_step
         actions = []
         for name in record.workflow.available_actions(_actor(self.request)):
@@ -240,6 +241,7 @@ class WorkflowViewSetMixin:
         state = {
             "step": step,
             "label": str(workflow.step_label(step)),
+            "version": record.workflow.version,
             "available_actions": actions,
             "pending_deadlines": record.workflow.pending_deadlines(),
             "history": list(history),

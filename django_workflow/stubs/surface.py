@@ -14,7 +14,13 @@ from typing import Any
 
 from django.db import models
 
-from ..model.columns import ASSIGNED_AT, ASSIGNEE, NEXT_DUE_AT, STATE_ENTERED_AT
+from ..model.columns import (
+    ASSIGNED_AT,
+    ASSIGNEE,
+    NEXT_DUE_AT,
+    STATE_ENTERED_AT,
+    WORKFLOW_VERSION,
+)
 from ..model.generation import (
     ASSIGNMENT_METHODS,
     count_columns,
@@ -138,7 +144,7 @@ class ModelSurface:
 def surface(model: Any) -> ModelSurface:
     """The generated members of ``model``, a class with a compiled ``workflow``."""
     workflow = model.workflow
-    steps = tuple(name for name in workflow.steps if isinstance(name, str))
+    steps = tuple(name for name, _label in workflow.choices() if isinstance(name, str))
     return ModelSurface(
         module=model.__module__,
         name=model.__qualname__,
@@ -169,16 +175,21 @@ def typed_models() -> list[Any]:
 
 
 def generated_field_names(workflow: Any) -> list[str]:
-    """The fields ``generation.contribute`` adds for ``workflow``, when the model lacks them."""
+    """The fields ``generation.contribute`` adds for ``workflow`` (every version of it),
+    when the model lacks them."""
     names = [workflow.state_attribute, STATE_ENTERED_AT]
-    if workflow.assignment:
+    if workflow.versions is not None:
+        names.append(WORKFLOW_VERSION)
+    if any(version.assignment for version in workflow.family()):
         names += [ASSIGNEE, ASSIGNED_AT]
     if workflow.has_deadlines:
         names.append(NEXT_DUE_AT)
-    names += [column for column, _label in deadline_columns(workflow)]
-    names += [column for column, _label in count_columns(workflow)]
-    names += [column for column, _field in sla_fields(workflow)]
-    return [name for name in names if isinstance(name, str) and name.isidentifier()]
+    for version in workflow.family():
+        names += [column for column, _label in deadline_columns(version)]
+        names += [column for column, _label in count_columns(version)]
+        names += [column for column, _field in sla_fields(version)]
+    unique = dict.fromkeys(name for name in names if isinstance(name, str) and name.isidentifier())
+    return list(unique)
 
 
 #: What every transition call takes after the transition's name: ``transition(name, actor,
@@ -224,13 +235,16 @@ def _fields(model: Any, workflow: Any, steps: tuple[str, ...]) -> list[Member]:
 
 def _transitions(model: Any, workflow: Any) -> list[TransitionCall]:
     calls = []
-    for name in workflow.transition_names:
+    versions = workflow.family()
+    names = dict.fromkeys(name for version in versions for name in version.transition_names)
+    for name in names:
         accepted: dict[str, None] = {}
-        for step_name in workflow.steps:
-            declared = workflow.transition(step_name, name)
-            for value in declared.accept if declared is not None else ():
-                if _usable(value):  # a malformed name is the checks' to report
-                    accepted.setdefault(value, None)
+        for version in versions:
+            for step_name in version.steps:
+                declared = version.transition(step_name, name)
+                for value in declared.accept if declared is not None else ():
+                    if _usable(value):  # a malformed name is the checks' to report
+                        accepted.setdefault(value, None)
         calls.append(
             TransitionCall(
                 name=name,

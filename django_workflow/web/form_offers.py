@@ -27,6 +27,7 @@ from django import forms
 from django.core import signing
 from django.forms import modelform_factory
 
+from ..model.versions import workflow_of
 from ..reading.claims_read import CLAIM, hold_offered, holder_id
 from .access import may_change
 
@@ -81,7 +82,7 @@ def offers(record: Any, user: Any) -> list[Offer]:
 
 
 def _offer(record: Any, user: Any, transition: Any) -> Offer:
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     step = record.workflow.current_step
     final = tuple(
         workflow.step_label(target)

@@ -43,6 +43,7 @@ from ..errors import (
     WorkflowPermissionDenied,
     staff_text,
 )
+from ..model.versions import workflow_of
 from ..reading import claims_read
 from ..reading.claims_read import CLAIM, RELEASE
 from ..reading.votes_read import moves_with_one_more, recorded_vote
@@ -76,7 +77,7 @@ def act(request: HttpRequest, app_label: str, model_name: str, pk: str, name: st
     if step is None:  # never offered to this user on this record: a forged post
         raise PermissionDenied
     next_url = fragments.safe_next(request, request.POST.get(NEXT), record)
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     transition = workflow.transition(step, name)
     if step != record.workflow.current_step or transition is None:
         return _stale(request, record, next_url)
@@ -113,7 +114,7 @@ def hold(request: HttpRequest, app_label: str, model_name: str, pk: str, action:
     """Claim or release the record for the logged-in user (see the module): Claim or
     Release must have been offered to them on this record, in its step."""
     record = find_record(request.user, app_label, model_name, pk)
-    if action not in (CLAIM, RELEASE) or not type(record).workflow.assignment:
+    if action not in (CLAIM, RELEASE) or not workflow_of(record).assignment:
         raise Http404
     if not may_change(request.user, record):
         raise PermissionDenied
@@ -164,7 +165,7 @@ def _refusal(error: WorkflowError, label: Any) -> dict[str, str]:
 def _stale(request: HttpRequest, record: Any, next_url: str) -> HttpResponse:
     """The page was older than the record: say where it is now; nothing was done."""
     record.refresh_from_db()
-    step = type(record).workflow.step_label(record.workflow.current_step)
+    step = workflow_of(record).step_label(record.workflow.current_step)
     text = f"Nothing done: {record} changed since the page was shown; it is in {step} now."
     return _answer(request, record, next_url, {"level": "error", "text": text}, None)
 

@@ -19,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 
 from ..model.registry import workflow_models
+from ..model.versions import workflow_of
 from ..reading import claims_read
 from ..reading.inbox import CLAIM, claims_first, gather
 from ..reading.wording import (
@@ -91,7 +92,7 @@ def actions(
         "key": record_key(record),
         "box_id": "workflow-" + record_key(record).replace(".", "-").replace(":", "-"),
         "step": record.workflow.current_step,
-        "step_label": type(record).workflow.step_label(record.workflow.current_step),
+        "step_label": workflow_of(record).step_label(record.workflow.current_step),
         "note": note,
         "next": next_url,
         "offers": forms,
@@ -104,7 +105,7 @@ def actions(
 def holding(record: Any, user: Any) -> dict[str, Any] | None:
     """Who holds the record, and the Claim or Release the user is offered; ``None`` on a
     model without holders or in a final step (nobody holds a record there)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     declared = workflow.steps.get(record.workflow.current_step)
     if not workflow.assignment or declared is None or declared.is_terminal:
         return None
@@ -136,7 +137,7 @@ def history(request: HttpRequest, record: Any, limit: int = HISTORY_ROWS) -> str
     """The record's newest log rows, each in words: when, what, from and to, by whom."""
     if not may_view(request.user, record):
         return ""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     rows = list(
         record.workflow.history()
         .select_related("actor", "reverses__reverses")
@@ -179,7 +180,7 @@ def deadlines(request: HttpRequest, record: Any) -> str:
 def slas(request: HttpRequest, record: Any) -> str:
     """Each service-level clock of the record in words, as the admin's panel shows it:
     "SLA “Resolution”: 24 h left"; nothing for a workflow without SLAs."""
-    if not may_view(request.user, record) or not type(record).workflow.clocked_slas:
+    if not may_view(request.user, record) or not workflow_of(record).clocked_slas:
         return ""
     return render_to_string(SLAS, {"record": record, "clocks": sla_clocks(record)}, request=request)
 

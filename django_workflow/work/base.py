@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from ..declaration import Retry
 from ..durations import BusinessDays, BusinessHours, is_calendar
+from ..model.columns import WORKFLOW_VERSION
 from ..model.triggers import PendingKind, WorkKind
 
 Duration = timedelta | BusinessDays | BusinessHours
@@ -56,6 +57,8 @@ class Work:
     #: The workflow's ``scheduler`` option: which scheduler runs this work.
     scheduler: str
     action: str | None = None
+    #: The workflow version whose records it runs for; ``None`` on a model without versions.
+    version: int | None = None
 
     #: Queued by the transport when a record enters the step; every poll is its safety net.
     queued: ClassVar[bool] = False
@@ -94,7 +97,15 @@ class Work:
         return self.action
 
     def in_step(self) -> Q:
-        return Q(**{self.state_attribute: self.step})
+        if self.version is None:
+            return Q(**{self.state_attribute: self.step})
+        return Q(**{self.state_attribute: self.step, WORKFLOW_VERSION: self.version})
+
+    def runs_for(self, record: Any) -> bool:
+        """Whether ``record`` is in this work's step, on its version."""
+        if getattr(record, self.state_attribute) != self.step:
+            return False
+        return self.version is None or getattr(record, WORKFLOW_VERSION) == self.version
 
     def match(self, now: datetime | None = None) -> Q:
         """Records eligible at ``now`` (a pre-filter for business days; see ``exact``)."""
@@ -102,7 +113,7 @@ class Work:
 
     def due_at(self, record: Any, now: datetime | None = None) -> datetime | None:
         """The instant ``record`` becomes due, or ``None`` if it never will as it is."""
-        if getattr(record, self.state_attribute) != self.step:
+        if not self.runs_for(record):
             return None
         return self.due_in_step(record, now or timezone.now())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -69,6 +70,9 @@ def compile_works(workflow: Any) -> tuple[Work, ...]:
             works.extend(_release_work(workflow, step_name, step))
     for name, sla in workflow.clocked_slas.items():
         works.extend(_sla_alarms(workflow, name, sla))
+    if workflow.versions is not None:  # each version's works find its own records
+        version = workflow.version
+        works = [replace(w, name=names.versioned(w.name, version), version=version) for w in works]
     return tuple(works)
 
 

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from ..model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from ..model.evaluation import referenced
+from ..model.versions import workflow_of
 from ..scheduling import due_at
 
 #: ``waits`` value for a deadline whose attempts are spent: it waits for nobody.
@@ -44,7 +45,7 @@ def next_due(
     (after a failure) or to ``HALTED``. ``entry``: the record has just entered the
     step, so only the deadlines that can come first then are computed.
     """
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     now = now or timezone.now()
     soonest = None
     declared = workflow.entry_deadline_works if entry else workflow.deadline_works
@@ -62,7 +63,7 @@ def next_due(
 
 def entering(record: Any, changes: dict[str, Any], now: datetime | None = None) -> Any:
     """``next_due`` of ``record`` once ``changes`` (an entry into a step) are applied."""
-    if not type(record).workflow.has_deadlines:
+    if not workflow_of(record).has_deadlines:
         return None
     future = copy.copy(record)
     for name, value in changes.items():
@@ -73,7 +74,7 @@ def entering(record: Any, changes: dict[str, Any], now: datetime | None = None) 
 def _unfired(record: Any) -> bool:
     """Whether none of the current step's action timeouts is marked fired (a move clears
     them; a new record copied from another may carry them)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     step = getattr(record, workflow.state_attribute)
     return all(getattr(record, name) is None for name in workflow.fired_fields(step))
 

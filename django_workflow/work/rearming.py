@@ -17,6 +17,7 @@ from typing import Any
 from django.db.models import Case, DateTimeField, F, Q, Value, When
 
 from ..model.evaluation import evaluate, referenced
+from ..model.versions import workflow_of
 
 LOADED = "_workflow_loaded"
 
@@ -39,7 +40,7 @@ def remember(record: Any, fields: Any = None) -> None:
 
     With ``fields`` (a partial ``refresh_from_db``), only those are noted again.
     """
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if workflow is None:
         return
     values = record.__dict__
@@ -54,7 +55,7 @@ def remember(record: Any, fields: Any = None) -> None:
 def loaded_step(record: Any) -> str | None:
     """The step the instance was loaded in (or last moved to), if known."""
     loaded = getattr(record, LOADED, None) or {}
-    return loaded.get(type(record).workflow.state_attribute)
+    return loaded.get(workflow_of(record).state_attribute)
 
 
 def moved_anchors(record: Any) -> list[str]:
@@ -63,7 +64,7 @@ def moved_anchors(record: Any) -> list[str]:
     step = loaded_step(record)
     if loaded is None or step is None:
         return []
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     anchors = dict(workflow.fired_anchors)
     return [
         fired
@@ -73,7 +74,7 @@ def moved_anchors(record: Any) -> list[str]:
 
 
 def _moved_later(record: Any, anchor: str, loaded: dict[str, Any]) -> bool:
-    calculations = type(record).workflow.calculations
+    calculations = workflow_of(record).calculations
     if anchor not in calculations:
         if anchor not in loaded:
             return False

@@ -20,6 +20,7 @@ from ..durations import (
     parse_working_hours,
 )
 from ..model.evaluation import evaluate
+from ..model.versions import workflow_of
 
 
 def later_by(record: Any, instant: datetime, duration: Any) -> datetime:
@@ -48,14 +49,14 @@ def working_hours(model: Any) -> WorkingHours | None:
 
 def zone_of(record: Any) -> ZoneInfo:
     """The record's time zone: ``time_zone_field`` when it holds a value, else ``time_zone``."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     name = getattr(record, workflow.time_zone_field, None) if workflow.time_zone_field else None
     return ZoneInfo(name or workflow.time_zone)
 
 
 def calendar_of(record: Any) -> Any:
     """The record's holidays: the option itself, or what the named model method returns."""
-    spec = type(record).workflow.holidays
+    spec = workflow_of(record).holidays
     if isinstance(spec, str):
         return holiday_calendar(getattr(record, spec)())
     return _workflow_calendar(type(record))
@@ -68,7 +69,7 @@ def _workflow_calendar(model: Any) -> Any:
 
 def anchor_value(record: Any, name: str) -> datetime | None:
     """A field's value, or a calculation evaluated against the instance's values."""
-    calculations = type(record).workflow.calculations
+    calculations = workflow_of(record).calculations
     if name not in calculations:
         return getattr(record, name)
     if name in record.__dict__:  # annotated by the query that loaded it

@@ -30,6 +30,7 @@ from ..durations import (
     working_time_between,
 )
 from ..model.columns import STATE_ENTERED_AT, sla_breached_column, sla_consumed_column
+from ..model.versions import workflow_of
 from .record_time import calendar_of, working_hours, zone_of
 
 RUNNING = "running"
@@ -117,7 +118,7 @@ def stored(record: Any, name: str) -> timedelta:
 
 def consumed(record: Any, name: str, now: datetime) -> timedelta:
     """The clock time consumed up to ``now``."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     sla = workflow.slas[name]
     used = stored(record, name)
     if runs_in(workflow, sla, getattr(record, workflow.state_attribute)):
@@ -128,7 +129,7 @@ def consumed(record: Any, name: str, now: datetime) -> timedelta:
 def reached_at(record: Any, name: str, length: timedelta) -> datetime | None:
     """When the running clock reaches ``length`` consumed; ``None`` while it does not run.
     A clock already past it is due at its entry."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     sla = workflow.slas[name]
     if not runs_in(workflow, sla, getattr(record, workflow.state_attribute)):
         return None
@@ -142,7 +143,7 @@ def owed_at(record: Any, name: str, length: timedelta) -> datetime | None:
     """When an alarm at ``length`` consumed falls due: as the running clock reaches it, or,
     in a step where the clock does not run, at once if a stay that ended before the alarm
     fired already reached it (another alarm or a timeout moved the record first)."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     sla = workflow.slas[name]
     if runs_in(workflow, sla, getattr(record, workflow.state_attribute)):
         return reached_at(record, name, length)
@@ -151,7 +152,7 @@ def owed_at(record: Any, name: str, length: timedelta) -> datetime | None:
 
 def state(record: Any, name: str, now: datetime | None = None) -> SlaState:
     """``record.sla(name)``: the clock's state, consumed, remaining and due instant."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if name not in workflow.clocked_slas:
         declared = ", ".join(workflow.clocked_slas) or "none"
         raise LookupError(f"{type(record).__name__} has no SLA {name!r}; it declares: {declared}.")
@@ -175,7 +176,7 @@ def leaving(record: Any, from_step: str, entered: Any, changes: dict[str, Any]) 
     """A step change's ``changes`` with each running clock's stay added to what it
     consumed: written by the move's own ``UPDATE``. ``entered`` is when the record entered
     ``from_step``; the stay ends at the new entry instant. A self-loop ends a stay too."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     if workflow.state_attribute not in changes or entered is None:
         return changes
     added = dict(changes)

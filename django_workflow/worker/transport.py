@@ -96,7 +96,7 @@ def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
     from django_q.tasks import async_task
 
     options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
-    work = apps.get_model(model_label).workflow.work(names.step_work(step))
+    work = apps.get_model(model_label).workflow.newest_work(names.step_work(step))
     if work.time_limit is not None:
         options["timeout"] = math.ceil(work.time_limit.total_seconds())
     async_task(
@@ -140,7 +140,7 @@ def _enqueue_run(model: Any, step: str, queue: str) -> None:
     from ..engine import steps
 
     options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
-    work = model.workflow.work(names.step_work(step))
+    work = model.workflow.newest_work(names.step_work(step))
     if work.time_limit is not None:
         options["timeout"] = math.ceil(steps.BUDGET + work.time_limit.total_seconds()) + 5
     label = model._meta.label

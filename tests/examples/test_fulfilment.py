@@ -22,10 +22,22 @@ def test_checkout_runs_the_whole_chain(clock):
     assert stored.tracking_number == f"TRK{order.pk:06d}"
 
 
+def test_an_order_of_version_1_skips_the_vetting_version_2_added(clock):
+    old = Order.objects.create(item="Kettle", workflow_version=1)
+    new = Order.objects.create(item="Kettle")
+    for order in (old, new):
+        order.checkout()
+    clock.after(timedelta(0))
+    assert (fresh(old).state, fresh(new).state) == ("shipped", "shipped")
+    assert "vetting" not in [row.to_state for row in fresh(old).workflow.history()]
+    assert "vetting" in [row.to_state for row in fresh(new).workflow.history()]
+
+
 @pytest.mark.parametrize(
     "link, error_step, recovery",
     [
         ("charge", "payment_failed", "retry_payment"),
+        ("vet", "payment_failed", "retry_payment"),
         ("reserve", "awaiting_stock", "restocked"),
         ("pack", "packing_failed", "repack"),
         ("ship", "shipping_failed", "reship"),

@@ -100,6 +100,9 @@ EXPECTED = {
     "ReceiveOfAQuorumTransition": "E073",
     "ReceiveOnNoField": "E074",
     "ReceiveWithAnUnreadableBuffer": "E075",
+    "PreviousVersionNotBelowTheCurrent": "E080",
+    "VersionsStoringTheStepApart": "E081",
+    "PreviousVersionWithAnUnknownTarget": "E012",
 }
 
 #: Declarations beside the hostile ones that every check must accept.
@@ -110,4 +113,5 @@ VALID = (
     "HeldWithAReleaseAfter",
     "TransitionNamedLikeAnAssignmentMethod",
     "ReceivingWithABuffer",
+    "VersionedWithAStepItDropped",
 )

@@ -834,3 +834,58 @@ class ReceivingWithABuffer(WorkflowModel):
         events = {"hostile.valid": Receive(key="ref", transition="settle", buffer="6h")}
         start = Step(Transition("settle", to="done"))
         done = Step()
+
+
+class _SameNumber:
+    version = 2
+    start = Step(Transition("go", to="done"))
+    done = Step()
+
+
+class PreviousVersionNotBelowTheCurrent(WorkflowModel):
+    class Workflow:
+        version = 2
+        previous = [_SameNumber]
+        start = Step(Transition("go", to="done"))
+        done = Step()
+
+
+class _StatusStored:
+    state_attribute = "status"
+    start = Step(Transition("go", to="done"))
+    done = Step()
+
+
+class VersionsStoringTheStepApart(WorkflowModel):
+    class Workflow:
+        version = 2
+        previous = [_StatusStored]
+        start = Step(Transition("go", to="done"))
+        done = Step()
+
+
+class _WithATypo:
+    start = Step(Transition("go", to="dnoe"))
+    done = Step()
+
+
+class PreviousVersionWithAnUnknownTarget(WorkflowModel):
+    class Workflow:
+        version = 2
+        previous = [_WithATypo]
+        start = Step(Transition("go", to="done"))
+        done = Step()
+
+
+class _Legacy:
+    start = Step(Transition("go", to="done"), Transition("park", to="parked"))
+    parked = Step(Transition("go", to="done"))
+    done = Step()
+
+
+class VersionedWithAStepItDropped(WorkflowModel):
+    class Workflow:
+        version = 2
+        previous = [_Legacy]
+        start = Step(Transition("go", to="done"))
+        done = Step()

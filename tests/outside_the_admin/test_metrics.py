@@ -104,7 +104,8 @@ def counted_here(now):
     for model in workflow_models():
         label, state = model._meta.label, model.workflow.state_attribute
         rows = list(model._base_manager.all())
-        steps = [*model.workflow.steps, *sorted({getattr(r, state) for r in rows})]
+        declared = [name for name, _label in model.workflow.choices()]  # every version's
+        steps = [*declared, *sorted({getattr(r, state) for r in rows})]
         for step in dict.fromkeys(steps):
             in_step = [r for r in rows if getattr(r, state) == step]
             due = [getattr(r, NEXT_DUE_AT, None) for r in in_step]

@@ -601,6 +601,7 @@ def test_the_schema_describes_both_endpoints_and_is_valid(api):
     assert set(components["WorkflowState"]["properties"]) == {
         "step",
         "label",
+        "version",
         "available_actions",
         "pending_deadlines",
         "history",

@@ -16,6 +16,7 @@ from .models import (
     Proposal,
     Shipment,
     Sync,
+    Tender,
     Ticket,
 )
 
@@ -32,3 +33,4 @@ admin.site.register(Parcel, WorkflowAdmin)
 admin.site.register(Errand, WorkflowAdmin)
 admin.site.register(Inquiry, WorkflowAdmin)
 admin.site.register(Payment, WorkflowAdmin)
+admin.site.register(Tender, WorkflowAdmin)

@@ -200,7 +200,12 @@ def _polled(model_label: str, work_names: tuple[str, ...]) -> tuple[Any, ...]:
     effects = [work for work in works if isinstance(work, EntryWork)]
     if all(work.queued for work in works):
         return model, steps, [], effects
-    deadlines = [w for works in model.workflow.deadline_works.values() for w in works]
+    deadlines = [
+        work
+        for version in model.workflow.family()
+        for works in version.deadline_works.values()
+        for work in works
+    ]
     return model, steps, deadlines, effects
 
 

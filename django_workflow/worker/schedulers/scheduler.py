@@ -52,7 +52,7 @@ class Scheduler(ABC):
 
 def all_works() -> list[Work]:
     """Every unit of work of every workflow model, in model then declaration order."""
-    return [work for model in workflow_models() for work in model.workflow.works]
+    return [work for model in workflow_models() for work in model.workflow.all_works]
 
 
 def model_of(work: Work) -> Any:

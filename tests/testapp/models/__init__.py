@@ -52,6 +52,7 @@ from .people import (
     UrgentReview,
 )
 from .slas import Inquiry
+from .versions import Flat, Tender, TenderV1
 from .votes import Motion
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "Errand",
     "Escalation",
     "Expense",
+    "Flat",
     "Hush",
     "Import",
     "Inquiry",
@@ -110,6 +112,8 @@ __all__ = [
     "Standup",
     "Sync",
     "Team",
+    "Tender",
+    "TenderV1",
     "Ticket",
     "Tracking",
     "UrgentReview",

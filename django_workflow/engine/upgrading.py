@@ -1,0 +1,251 @@
+"""Moving running records to another version of their declaration (docs: versions).
+
+A record keeps the version it started on until it is upgraded. An upgrade
+locks each record, writes its new version (and its step, where a step of its
+version is mapped to one of the target), logs it with the trigger ``upgrade``
+and recomputes its deadlines from the unchanged ``state_entered_at``: the entry
+instant is the stay's, so nothing fires early, and the fired marks stay, so
+nothing fires twice. Nothing is run: an upgrade enters no step, so owed effects
+stay owed and no ``on_enter`` runs again. A step kept keeps its votes and its
+holder; a step mapped elsewhere ends them, as a step change does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.db import router, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ..errors import UnmappedSteps
+from ..model.columns import STATE_ENTERED_AT, WORKFLOW_VERSION
+from ..model.triggers import Event, Trigger
+from ..model.versions import workflow_of
+from ..reading import claims_read
+from ..scheduling import due_at
+from . import log_rows
+from .moves import apply, discard_votes
+from .rescheduling import _waits, store
+
+#: Records locked and moved per transaction.
+BATCH_SIZE = 500
+#: The name upgrade log rows carry.
+UPGRADE = "upgrade"
+
+
+@dataclass
+class Group:
+    """The records of one version in one step, and the step of the target they take."""
+
+    version: int
+    step: str
+    to_step: str
+    records: int
+    #: Per deadline name: how many of these records' due instants the target changes.
+    deadlines_changed: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class UpgradePlan:
+    model: Any
+    to: int
+    groups: list[Group]
+    #: ``(version, step)`` of the records whose step the target lacks and no mapping
+    #: names, with their counts.
+    unmapped: dict[tuple[int, str], int]
+
+    @property
+    def records(self) -> int:
+        return sum(group.records for group in self.groups)
+
+
+def target(model: Any, to: int) -> Any:
+    """The compiled declaration of version ``to``; ``ValueError`` naming the declared ones."""
+    versions = model.workflow.versions
+    if versions is None:
+        raise ValueError(f"{model._meta.label} declares no versions (Workflow.version).")
+    if to not in versions:
+        declared = ", ".join(str(number) for number in sorted(versions))
+        raise ValueError(f"{model._meta.label} has no version {to}; it declares {declared}.")
+    return versions[to]
+
+
+def candidates(model: Any, to: int, from_version: int | None, db: str) -> Any:
+    """The records an upgrade to ``to`` (from ``from_version`` only, when given) moves."""
+    rows = model._base_manager.using(db).exclude(**{WORKFLOW_VERSION: to})
+    if from_version is not None:
+        rows = rows.filter(**{WORKFLOW_VERSION: from_version})
+    return rows
+
+
+def plan(
+    model: Any,
+    to: int,
+    *,
+    from_version: int | None = None,
+    steps: Mapping[str, str] | None = None,
+    using: str | None = None,
+    deadlines: bool = False,
+) -> UpgradePlan:
+    """What an upgrade would move, per (version, step → step), and what it cannot; with
+    ``deadlines``, the due instants it would change (reads every record concerned)."""
+    goal = target(model, to)
+    steps = _checked_mapping(model, goal, steps)
+    db = using or router.db_for_write(model)
+    state = model.workflow.state_attribute
+    rows = candidates(model, to, from_version, db)
+    counts = Counter(rows.values_list(WORKFLOW_VERSION, state))
+    groups, unmapped = [], {}
+    for (version, step), count in sorted(counts.items()):
+        to_step = steps.get(step, step)
+        if to_step not in goal.steps:
+            unmapped[(version, step)] = count
+        else:
+            groups.append(Group(version, step, to_step, count))
+    if deadlines:
+        for group in groups:
+            _count_changed_deadlines(model, goal, group, rows, db)
+    return UpgradePlan(model, to, groups, unmapped)
+
+
+def _checked_mapping(model: Any, goal: Any, steps: Mapping[str, str] | None) -> dict[str, str]:
+    steps = dict(steps or {})
+    wrong = sorted(new for new in steps.values() if new not in goal.steps)
+    if wrong:
+        raise ValueError(
+            f"{model._meta.label}: version {goal.version} has no step "
+            f"{', '.join(map(repr, wrong))}; its steps are {', '.join(goal.steps)}."
+        )
+    return steps
+
+
+def _count_changed_deadlines(model: Any, goal: Any, group: Group, rows: Any, db: str) -> None:
+    state = model.workflow.state_attribute
+    now = timezone.now()
+    for record in rows.filter(**{WORKFLOW_VERSION: group.version, state: group.step}).iterator():
+        before = {w.entity: due_at(w, record, now) for w in _deadlines(workflow_of(record), record)}
+        _upgraded(record, goal, group.to_step)
+        after = {w.entity: due_at(w, record, now) for w in _deadlines(goal, record)}
+        for name in before.keys() | after.keys():
+            if before.get(name) != after.get(name):
+                group.deadlines_changed[name] += 1
+
+
+def _deadlines(workflow: Any, record: Any) -> tuple[Any, ...]:
+    return workflow.deadline_works.get(getattr(record, workflow.state_attribute), ())
+
+
+def upgrade(
+    model: Any,
+    to: int,
+    *,
+    from_version: int | None = None,
+    steps: Mapping[str, str] | None = None,
+    actor: Any = None,
+    batch_size: int = BATCH_SIZE,
+    using: str | None = None,
+    pks: Iterable[Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Move the records not on ``to`` (of ``from_version`` only, when given; of ``pks``
+    only, when given) to version ``to``, a locked batch per transaction; how many moved.
+
+    Raises ``UnmappedSteps``, moving nothing, when a record is in a step the target
+    lacks and ``steps`` maps nowhere. ``progress(moved so far, total)`` follows each batch.
+    """
+    db = using or router.db_for_write(model)
+    goal = target(model, to)
+    steps = _checked_mapping(model, goal, steps)
+    rows = candidates(model, to, from_version, db)
+    if pks is not None:
+        rows = rows.filter(pk__in=list(pks))
+    found = plan(model, to, from_version=from_version, steps=steps, using=db)
+    if pks is not None:
+        found = _only(found, model, rows, goal, steps)
+    if found.unmapped:
+        raise UnmappedSteps(model, to, found.unmapped)
+    keys = list(rows.order_by("pk").values_list("pk", flat=True))
+    moved = 0
+    for start in range(0, len(keys), batch_size):
+        moved += _upgrade_batch(
+            model, goal, keys[start : start + batch_size], rows, steps, actor, db
+        )
+        if progress is not None:
+            progress(moved, len(keys))
+    return moved
+
+
+def _only(found: UpgradePlan, model: Any, rows: Any, goal: Any, steps: dict[str, str]) -> Any:
+    """The plan for the records of ``rows`` alone."""
+    state = model.workflow.state_attribute
+    counts = Counter(rows.values_list(WORKFLOW_VERSION, state))
+    unmapped = {
+        key: count for key, count in counts.items() if steps.get(key[1], key[1]) not in goal.steps
+    }
+    return UpgradePlan(model, goal.version, found.groups, unmapped)
+
+
+def _upgrade_batch(
+    model: Any, goal: Any, keys: list[Any], rows: Any, steps: dict[str, str], actor: Any, db: str
+) -> int:
+    """Lock the batch's records still to be moved and move them: one ``UPDATE`` per
+    (version, step), their due instants, the votes of steps left, their log rows."""
+    state = model.workflow.state_attribute
+    now = timezone.now()
+    with transaction.atomic(using=db):
+        records = list(rows.filter(pk__in=keys).order_by("pk").select_for_update())
+        groups: dict[tuple[int, str], list[Any]] = defaultdict(list)
+        for record in records:
+            groups[(getattr(record, WORKFLOW_VERSION), getattr(record, state))].append(record)
+        waits = _waits(model, records, now, db)
+        for (version, step), members in groups.items():
+            to_step = steps.get(step, step)
+            changes = _upgraded(members[0], goal, to_step)
+            for record in members[1:]:
+                apply(record, changes)
+            match = Q(pk__in=[r.pk for r in members], **{WORKFLOW_VERSION: version, state: step})
+            model._base_manager.using(db).filter(match).update(**changes)
+            if to_step != step and model.workflow.has_votes:
+                discard_votes([r.pk for r in members], model, db)
+            event = Event(
+                step, to_step, UPGRADE, Trigger.UPGRADE, actor,
+                data={"from_version": version, "to_version": goal.version},
+            )  # fmt: skip
+            entries = [(r.pk, _stay(event, r)) for r in members]
+            log_rows.write(model, entries, db)
+        if model.workflow.has_deadlines:
+            store(model, records, db, now, waits)
+    return len(records)
+
+
+def _stay(event: Event, record: Any) -> Event:
+    return replace(event, from_state_entered_at=getattr(record, STATE_ENTERED_AT))
+
+
+def _upgraded(record: Any, goal: Any, to_step: str) -> dict[str, Any]:
+    """What moving ``record`` to ``goal`` in ``to_step`` writes, put on the instance too:
+    the version and, for a step mapped elsewhere, the step, its fresh fired columns and
+    the holder let go. The entry instant stays: the stay goes on."""
+    state = goal.state_attribute
+    step = getattr(record, state)
+    changes: dict[str, Any] = {WORKFLOW_VERSION: goal.version}
+    if to_step != step:
+        changes[state] = to_step
+        changes.update(dict.fromkeys(goal.fired_fields(to_step)))
+        changes = claims_read.leaving(goal, step, changes)
+    apply(record, changes)
+    return changes
+
+
+def upgrade_record(record: Any, to: int, steps: Mapping[str, str] | None, actor: Any) -> Any:
+    """``record.workflow.upgrade``: move this record to version ``to``; the record is read
+    again afterwards. ``UnmappedSteps`` when its step needs a mapping ``steps`` lacks."""
+    model = type(record)
+    db = record._state.db or router.db_for_write(model, instance=record)
+    upgrade(model, to, steps=steps, actor=actor, using=db, pks=[record.pk])
+    record.refresh_from_db(using=db)
+    return record
