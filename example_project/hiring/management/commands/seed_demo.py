@@ -158,11 +158,16 @@ def the_past(story: Story) -> None:
     second = story.record(Document, 4 * DAY, title="Privacy notice")
     second.then(3 * DAY, "submit").then(DAY, "approve", by="alice")  # 1 of 2 approvals
 
-    # Fulfilment: the automatic chain, an error step, abandonment.
-    story.record(Order, 6 * DAY, item="Kettle").then(6 * DAY, "checkout")  # shipped
-    desk = story.record(Order, 2 * DAY + HOUR, item="Desk", fail_next="reserve")
+    # Fulfilment: the automatic chain, an error step, abandonment. The orders placed
+    # before fraud vetting came (version 2) run on version 1 and skip it.
+    before = {"workflow_version": 1}
+    story.record(Order, 6 * DAY, item="Kettle", **before).then(6 * DAY, "checkout")  # shipped
+    desk = story.record(Order, 2 * DAY + HOUR, item="Desk", fail_next="reserve", **before)
     desk.then(2 * DAY + 45 * MINUTE, "checkout")  # awaiting stock: a supplier chase is due
-    story.record(Order, 9 * DAY, item="Stool")  # abandoned 6 days ago
+    story.record(Order, 9 * DAY, item="Stool", **before)  # abandoned 6 days ago
+    story.record(Order, DAY, item="Mirror").then(DAY, "checkout")  # vetted, then shipped
+    piano = story.record(Order, 5 * HOUR, item="Piano", fail_next="vet")
+    piano.then(5 * HOUR, "checkout")  # refused by the fraud vetting
     story.record(Order, 3 * DAY + 20 * MINUTE, item="Chair")  # to be abandoned: due 20 min ago
     unpaid = story.record(Order, 4 * DAY, item="Sofa", fail_next="charge")
     unpaid.then(4 * DAY, "checkout").then(3 * DAY, "cancel")
