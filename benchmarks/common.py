@@ -27,6 +27,7 @@ from django.db import connections, models
 from benchmarks import settings
 from django_workflow.model.columns import NEXT_DUE_AT, STATE_ENTERED_AT
 from django_workflow.model.triggers import WorkKind
+from django_workflow.model.versions import workflow_of
 from django_workflow.scheduling import due_at
 from django_workflow.work.due_instants import next_due
 
@@ -54,7 +55,7 @@ def use(alias):
 def settle(record, now):
     """Fire, as a worker would have by ``now``, every deadline of the record's step that fell
     due; returns whether anything fired. An every past its ``until`` has its firings too."""
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     fired = False
     for work in workflow.deadline_works.get(getattr(record, workflow.state_attribute), ()):
         for _ in range(1000):
@@ -99,7 +100,7 @@ def build_templates(model, alias, make, now=NOW, count=None):
 
 
 def tag(record, fired, now):
-    workflow = type(record).workflow
+    workflow = workflow_of(record)
     works = workflow.deadline_works.get(getattr(record, workflow.state_attribute), ())
     if not works:
         return "in a step without deadlines"
@@ -305,7 +306,7 @@ def profile(function, top=18):
     function()
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("BENCH_PROFILE_SORT", "cumulative")).print_stats(top)
     print(out.getvalue())
 
 

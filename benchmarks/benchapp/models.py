@@ -363,3 +363,61 @@ class Remittance(WorkflowModel):
         pending = Step(Transition("pay", to="paid"))
         paid = Step(Transition("clear", to="cleared"))
         cleared = Step()
+
+
+# Versions (benchmarks/versions.py) ------------------------------------------------------
+
+
+def _span(version, lapse, remind="1bd"):
+    """A declaration of ``Spanned``'s shape: open and closed, flip and flop between them,
+    a transition timeout of ``lapse`` and a reminder ``remind`` after the entry on open
+    (``version`` None: none)."""
+    numbered = {} if version is None else {"version": version}
+    return type(
+        f"SpanV{version}",
+        (),
+        {
+            **numbered,
+            "log": True,
+            "open": Step(
+                Transition("flip", to="closed"),
+                Timeout("lapse", fire_after=lapse, transition_to="closed"),
+                Timeout("remind", fire_after=remind, action="remind"),
+            ),
+            "closed": Step(Transition("flop", to="open")),
+        },
+    )
+
+
+class Spanned(WorkflowModel):
+    """Three versions declared (the current one is 3), differing in the lapse."""
+
+    class Workflow(_span(3, "1d")):
+        previous = [_span(1, "3d"), _span(2, "2d")]
+        time_zone = BENCH_ZONE
+        holidays = BENCH_HOLIDAYS
+
+    def remind(self):
+        pass
+
+
+class Single(WorkflowModel):
+    """``Spanned``'s version 3 on a model without versions."""
+
+    class Workflow(_span(None, "1d")):
+        time_zone = BENCH_ZONE
+        holidays = BENCH_HOLIDAYS
+
+    def remind(self):
+        pass
+
+
+class Upgraded(WorkflowModel):
+    """Records to move from version 1 (a 3-day lapse) to version 2 (2 days); calendar
+    durations, so a hand-written upgrade can compute the due instants in SQL."""
+
+    class Workflow(_span(2, "2d", remind="1d")):
+        previous = [_span(1, "3d", remind="1d")]
+
+    def remind(self):
+        pass

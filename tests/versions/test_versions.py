@@ -198,3 +198,24 @@ def test_the_command_from_one_version_leaves_the_others():
         "workflow_upgrade", "testapp.Tender", "--to", "1", "--from", "2", stdout=StringIO()
     )
     assert (fresh(old).workflow_version, fresh(new).workflow_version) == (1, 1)
+
+
+def test_the_due_instants_an_upgrade_writes_are_the_ones_the_engine_computes(time_machine):
+    """On PostgreSQL the upgrade's statement computes them from the row; elsewhere the
+    engine does: either way, what ``next_due`` says of the upgraded record."""
+    from django_workflow.deadlines import next_due
+
+    start = timezone.now()
+    records = []
+    for hours in (2, 20, 30, 47):  # some past the reminder (fired), none past expiry
+        time_machine.move_to(start - timedelta(hours=hours), tick=False)
+        record = on_version_1()
+        record.submit()
+        records.append(record)
+    time_machine.move_to(start, tick=False)
+    run_due_work()
+    assert sorted(fresh(r).reminders for r in records) == [0, 0, 1, 1]
+    call_command("workflow_upgrade", "testapp.Tender", "--to", "2", stdout=StringIO())
+    for record in map(fresh, records):
+        assert record.workflow_version == 2
+        assert record.next_due_at == next_due(record)
