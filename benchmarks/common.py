@@ -306,7 +306,9 @@ def profile(function, top=18):
     function()
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("BENCH_PROFILE_SORT", "cumulative")).print_stats(top)
+    pstats.Stats(profiler, stream=out).sort_stats(
+        os.environ.get("BENCH_PROFILE_SORT", "cumulative")
+    ).print_stats(top)
     print(out.getvalue())
 
 
