@@ -161,7 +161,8 @@ def evaluate(model: Any, pk: Any, db: str, child: str | None) -> Any:
         if parent is None:
             return None
         step = getattr(parent, workflow.state_attribute)
-        for join in _join_steps(model).get(step, ()):
+        declared = workflow_of(parent).steps.get(step)  # the parent's own version's joins
+        for join in declared.joins if declared is not None else ():
             target = destination(parent, join, db)
             if target is not None:
                 return move_on(parent, step, target, child)
@@ -225,11 +226,16 @@ def _label(model: Any, pk: Any) -> str:
 
 @cache
 def _join_steps(model: Any) -> dict[str, tuple[Any, ...]]:
-    """The model's steps that hold a join, with their joins."""
+    """The model's steps that hold a join in some version, with their joins (every
+    version's)."""
     workflow = model.workflow
     if workflow is None:
         return {}
-    return {name: step.joins for name, step in workflow.steps.items() if step.joins}
+    found: dict[str, tuple[Any, ...]] = {}
+    for version in workflow.family():
+        for name, step in version.steps.items():
+            found[name] = (*found.get(name, ()), *step.joins)
+    return {name: joins for name, joins in found.items() if joins}
 
 
 @cache
