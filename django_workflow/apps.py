@@ -20,6 +20,7 @@ class DjangoWorkflowConfig(AppConfig):
             check_workflows,
         )
         from .signals import entered_step
+        from .worker import transports
         from .worker.stop_signals import stop_gently, task_finished, task_started
         from .worker.transport import queue_entered
 
@@ -36,6 +37,7 @@ class DjangoWorkflowConfig(AppConfig):
         post_spawn.connect(stop_gently, dispatch_uid="django_workflow.stop_gently")
         pre_execute.connect(task_started, dispatch_uid="django_workflow.task_started")
         post_execute_in_worker.connect(task_finished, dispatch_uid="django_workflow.task_finished")
+        transports.prepare()
 
 
 def _parent_deleting(sender: Any, **kwargs: Any) -> None:

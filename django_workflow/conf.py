@@ -8,8 +8,14 @@ from django.conf import settings
 from django.core.signals import setting_changed
 
 DEFAULTS: dict[str, Any] = {
-    # Queue automatic steps through django-q2 as records enter them.
+    # Queue automatic steps through the transport as records enter them.
     "ENQUEUE_AUTOMATIC_STEPS": True,
+    # What carries queued work to workers: "django_q", "django_tasks" or "celery".
+    "TRANSPORT": "django_q",
+    # The django.tasks backend (an alias of TASKS) with TRANSPORT "django_tasks".
+    "TASKS_BACKEND": "default",
+    # The Celery app with TRANSPORT "celery", as "proj.celery:app".
+    "CELERY_APP": None,
     # Extra django-q2 task options for every queued step (e.g. {"group": "workflow"}).
     "TASK_OPTIONS": {},
     # The precise scheduler: how far ahead timers are armed, and how often it looks.

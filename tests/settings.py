@@ -25,6 +25,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_q",
+    # Django's tasks through the database backend: the "django_tasks" transport's tests.
+    "django_tasks_db",
     "django_workflow",
     # The REST endpoints (django_workflow.rest), tested in tests/outside_the_admin/test_rest.py.
     "rest_framework",
@@ -125,7 +127,21 @@ LOGGING = {
 if WORKER_DATABASE is None:  # quiet in pytest; a worker subprocess logs as workflow_worker sets up
     LOGGING["loggers"]["django_workflow"] = {"level": "CRITICAL"}
 
-DJANGO_WORKFLOW = {"PRECISE_SWEEP": 1, "PRECISE_LEASE": 3}
+DJANGO_WORKFLOW = {
+    "PRECISE_SWEEP": 1,
+    "PRECISE_LEASE": 3,
+    "TRANSPORT": os.environ.get("WORKFLOW_TRANSPORT", "django_q"),
+    # The "celery" transport's app (tests/celery_app.py).
+    "CELERY_APP": "tests.celery_app:app",
+}
+# The "django_tasks" transport's backend (docs/transports.md): the database, worked by
+# ``manage.py db_worker``.
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "workflow"],
+    }
+}
 for setting in ("RECOVERY_AFTER", "SHUTDOWN_GRACE"):
     if os.environ.get(f"WORKFLOW_{setting}"):
         DJANGO_WORKFLOW[setting] = int(os.environ[f"WORKFLOW_{setting}"])

@@ -26,6 +26,7 @@ from .records_checks import check_records
 from .slas_checks import check_slas
 from .steps_checks import check_steps
 from .transitions_checks import check_transitions
+from .transport_checks import check_transport
 from .undo_checks import check_undo
 from .versions_checks import check_deploy_versions, check_versions, previous_versions
 
@@ -66,6 +67,7 @@ def check_workflows(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
         messages.extend(check_model(model))
     if models and app_configs is None:
         messages.extend(check_deployment(models))
+        messages.extend(check_transport())
     return messages
 
 

@@ -1,4 +1,5 @@
-"""The django-q2 transport: queue automatic steps, and run them in a django-q2 worker.
+"""Queueing automatic steps and ``on_enter`` effects, and the tasks that run them in a
+worker of the transport in use (``transports``: django-q2, Django's tasks or Celery).
 
 The engine does not import this module: it announces every entry into a
 step (``entered_step``), and ``queue_entered`` queues the step's work after
@@ -27,6 +28,8 @@ from ..errors import TimeLimitExceeded
 from ..process import traces
 from ..process.pacing import paced
 from ..work import names
+from . import transports
+from .transports import Queued
 
 TASK = "django_workflow.worker.transport.run_automatic_step"
 STEPS_TASK = "django_workflow.worker.transport.run_automatic_steps"
@@ -64,13 +67,8 @@ def _queue_or_leave_to_the_poll(enqueue: Any, model: Any, pk: Any, step: str, wh
 
 def enqueue_entry(model_label: str, pk: Any, step: str, queue: str) -> None:
     """Queue a step's ``on_enter`` for one record; the worker runs ``run_entry``."""
-    from django_q.tasks import async_task
-
-    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
     name = f"workflow:{model_label}:{step}.on_enter:{pk}"
-    async_task(
-        ENTRY_TASK, model_label, pk, step, task_name=name, q_options=options, **traces.carried()
-    )
+    transports.enqueue(Queued(ENTRY_TASK, (model_label, pk, step), queue, name))
 
 
 def _database(model_label: str, *args: Any) -> str:
@@ -88,26 +86,17 @@ def run_entry(model_label: str, pk: Any, step: str) -> int:
 
 
 def enqueue_step(model_label: str, pk: Any, step: str, queue: str) -> None:
-    """Queue an automatic step on django-q2; the worker runs ``run_automatic_step``.
+    """Queue an automatic step for one record; the worker runs ``run_automatic_step``.
 
-    A step's ``time_limit`` becomes the task's timeout: django-q2 interrupts
-    the action past it, and the attempt counts as failed.
+    A step's ``time_limit`` becomes the task's timeout where the transport has one: it
+    interrupts the action past it, and the attempt counts as failed.
     """
-    from django_q.tasks import async_task
-
-    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
     work = apps.get_model(model_label).workflow.newest_work(names.step_work(step))
+    timeout = None
     if work.time_limit is not None:
-        options["timeout"] = math.ceil(work.time_limit.total_seconds())
-    async_task(
-        TASK,
-        model_label,
-        pk,
-        step,
-        task_name=f"workflow:{model_label}:{step}:{pk}",
-        q_options=options,
-        **traces.carried(),
-    )
+        timeout = math.ceil(work.time_limit.total_seconds())
+    name = f"workflow:{model_label}:{step}:{pk}"
+    transports.enqueue(Queued(TASK, (model_label, pk, step), queue, name, timeout))
 
 
 def enqueue_entered_step(model_label: str, pk: Any, step: str, queue: str) -> None:
@@ -135,18 +124,16 @@ def _enqueue_run(model: Any, step: str, queue: str) -> None:
     Its timeout covers the run's budget and one action's ``time_limit`` on top;
     each action is held to its ``time_limit`` by the run itself.
     """
-    from django_q.tasks import async_task
-
     from ..engine import steps
 
-    options = {"cluster": queue, **workflow_settings.TASK_OPTIONS}
     work = model.workflow.newest_work(names.step_work(step))
+    timeout = None
     if work.time_limit is not None:
-        options["timeout"] = math.ceil(steps.BUDGET + work.time_limit.total_seconds()) + 5
+        timeout = math.ceil(steps.BUDGET + work.time_limit.total_seconds()) + 5
     label = model._meta.label
     try:
-        name = f"workflow:{label}:{step}"
-        async_task(STEPS_TASK, label, step, task_name=name, q_options=options, **traces.carried())
+        queued = Queued(STEPS_TASK, (label, step), queue, f"workflow:{label}:{step}", timeout)
+        transports.enqueue(queued)
     except Exception:
         steps.not_queued(model, step)
         raise
